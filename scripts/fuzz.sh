@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Builds the fuzz preset (clang, libFuzzer, ASan + UBSan) and runs every fuzz
+# target for SECONDS seconds each (default 30). A crash fails the script and
+# leaves the reproducer in build/fuzz/artifacts/.
+#   ./scripts/fuzz.sh [SECONDS] [target-filter]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seconds=${1:-30}
+filter=${2:-}
+
+cmake --preset fuzz >/dev/null
+cmake --build --preset fuzz -j "$(nproc)"
+mkdir -p build/fuzz/artifacts build/fuzz/corpus
+status=0
+for bin in build/fuzz/bin/fuzz_*; do
+  name=$(basename "$bin")
+  if [ -n "$filter" ] && [[ "$name" != *"$filter"* ]]; then
+    continue
+  fi
+  mkdir -p "build/fuzz/corpus/$name"
+  echo "fuzz: $name for ${seconds}s"
+  if ! "$bin" -max_total_time="$seconds" -print_final_stats=0 \
+      -artifact_prefix="build/fuzz/artifacts/$name-" "build/fuzz/corpus/$name" \
+      >"build/fuzz/$name.log" 2>&1; then
+    echo "fuzz: $name FAILED (log: build/fuzz/$name.log)" >&2
+    tail -30 "build/fuzz/$name.log" >&2
+    status=1
+  else
+    grep -E '^#[0-9]+.*DONE' "build/fuzz/$name.log" | tail -1 || true
+  fi
+done
+exit "$status"

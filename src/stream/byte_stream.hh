@@ -1,0 +1,85 @@
+#pragma once
+
+// ByteStream: a bounded, in-memory, reliable byte stream. The writer side pushes
+// bytes and eventually closes (or reports an error); the reader side peeks at
+// and pops buffered bytes. It sits under the TCP receiver (whose Reassembler
+// writes into it) and beside the sender (which reads what the app wrote).
+//
+// Storage is one ring of `capacity` bytes allocated at construction: push and
+// pop never allocate, pop and peek are O(1), push copies only the bytes it
+// takes. `peek()` is contiguous, so at the wrap point it returns the first part
+// and the rest follows after a pop.
+//
+// Out-of-order writes: the Reassembler stores bytes that arrive ahead of the
+// write end directly in the ring at their final position (`write_ahead`) and
+// makes them readable with `commit`, so no byte is copied twice.
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string_view>
+
+namespace tinytcp::stream {
+
+class ByteStream {
+ public:
+  explicit ByteStream(uint64_t capacity);
+
+  // Writer side.
+  // Takes up to available_capacity() bytes of `data` and drops the rest;
+  // returns the number taken. Pushing to a closed or errored stream takes nothing.
+  uint64_t push(std::string_view data);
+  void close();
+  void set_error();
+  uint64_t available_capacity() const { return capacity_ - size_; }
+  uint64_t bytes_pushed() const { return bytes_pushed_; }
+  bool is_closed() const { return closed_; }
+
+  // Writes `data` at `offset` bytes past the write end without making it
+  // readable. Requires offset + data.size() <= available_capacity().
+  void write_ahead(uint64_t offset, std::string_view data);
+  // Makes the next `n` bytes past the write end (already placed by
+  // write_ahead) readable. Requires n <= available_capacity().
+  void commit(uint64_t n);
+
+  // Reader side.
+  // A contiguous view of the next buffered bytes: all of them, or at the wrap
+  // point the part before it. Valid until the next pop().
+  std::string_view peek() const {
+    const uint64_t first = capacity_ - head_;
+    return {buffer_.get() + head_, static_cast<size_t>(size_ < first ? size_ : first)};
+  }
+  // Removes up to `n` buffered bytes (fewer if fewer are buffered).
+  void pop(uint64_t n) {
+    if (n > size_) {
+      n = size_;
+    }
+    head_ += n;
+    if (head_ >= capacity_) {
+      head_ -= capacity_;
+    }
+    size_ -= n;
+    bytes_popped_ += n;
+  }
+  uint64_t bytes_buffered() const { return size_; }
+  uint64_t bytes_popped() const { return bytes_popped_; }
+  bool is_finished() const { return closed_ && size_ == 0; }
+  bool has_error() const { return error_; }
+
+  uint64_t capacity() const { return capacity_; }
+
+ private:
+  // Copies `data` into the ring starting `offset` bytes past the write end.
+  void copy_in(uint64_t offset, std::string_view data);
+
+  uint64_t capacity_;
+  std::unique_ptr<char[]> buffer_;
+  uint64_t head_ = 0;  // ring index of the first buffered byte
+  uint64_t size_ = 0;  // bytes buffered
+  uint64_t bytes_pushed_ = 0;
+  uint64_t bytes_popped_ = 0;
+  bool closed_ = false;
+  bool error_ = false;
+};
+
+}  // namespace tinytcp::stream

@@ -1,0 +1,88 @@
+#include "util/hash.hh"
+
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include <openssl/rand.h>
+
+#include <stdexcept>
+
+#include "util/check.hh"
+
+namespace tinytcp {
+
+struct Sha256::Impl {
+  EVP_MD_CTX* ctx = nullptr;
+};
+
+Sha256::Sha256() : impl_(std::make_unique<Impl>()) {
+  impl_->ctx = EVP_MD_CTX_new();
+  TINYTCP_CHECK(impl_->ctx != nullptr);
+  TINYTCP_CHECK(EVP_DigestInit_ex(impl_->ctx, EVP_sha256(), nullptr) == 1);
+}
+
+Sha256::~Sha256() {
+  if (impl_) {
+    EVP_MD_CTX_free(impl_->ctx);
+  }
+}
+
+Sha256::Sha256(Sha256&&) noexcept = default;
+Sha256& Sha256::operator=(Sha256&& other) noexcept {
+  if (this != &other) {
+    if (impl_) {
+      EVP_MD_CTX_free(impl_->ctx);
+    }
+    impl_ = std::move(other.impl_);
+  }
+  return *this;
+}
+
+void Sha256::update(std::string_view data) {
+  TINYTCP_CHECK(EVP_DigestUpdate(impl_->ctx, data.data(), data.size()) == 1);
+}
+
+Sha256Digest Sha256::finish() {
+  Sha256Digest out{};
+  unsigned int len = 0;
+  TINYTCP_CHECK(EVP_DigestFinal_ex(impl_->ctx, out.data(), &len) == 1);
+  TINYTCP_CHECK(len == out.size());
+  TINYTCP_CHECK(EVP_DigestInit_ex(impl_->ctx, EVP_sha256(), nullptr) == 1);
+  return out;
+}
+
+Sha256Digest sha256(std::string_view data) {
+  Sha256 h;
+  h.update(data);
+  return h.finish();
+}
+
+std::string to_hex(const Sha256Digest& digest) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(digest.size() * 2);
+  for (const uint8_t b : digest) {
+    out.push_back(kHex[b >> 4]);
+    out.push_back(kHex[b & 0xf]);
+  }
+  return out;
+}
+
+Sha256Digest hmac_sha256(std::string_view key, std::string_view data) {
+  Sha256Digest out{};
+  unsigned int len = 0;
+  const auto* result =
+      HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()),
+           reinterpret_cast<const unsigned char*>(data.data()), data.size(), out.data(), &len);
+  TINYTCP_CHECK(result != nullptr && len == out.size());
+  return out;
+}
+
+std::string secure_random_bytes(size_t n) {
+  std::string out(n, '\0');
+  if (n > 0 && RAND_bytes(reinterpret_cast<unsigned char*>(out.data()), static_cast<int>(n)) != 1) {
+    throw std::runtime_error("RAND_bytes failed: the system CSPRNG is unavailable");
+  }
+  return out;
+}
+
+}  // namespace tinytcp

@@ -1,0 +1,46 @@
+#pragma once
+
+// Cryptographic hashes, as thin wrappers over OpenSSL: SHA-256 for end-to-end
+// file integrity, HMAC-SHA-256 as the keyed hash behind RFC 6528 initial
+// sequence numbers and other secrets the stack must not leak.
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+namespace tinytcp {
+
+using Sha256Digest = std::array<uint8_t, 32>;
+
+// Incremental SHA-256.
+class Sha256 {
+ public:
+  Sha256();
+  ~Sha256();
+  Sha256(const Sha256&) = delete;
+  Sha256& operator=(const Sha256&) = delete;
+  Sha256(Sha256&&) noexcept;
+  Sha256& operator=(Sha256&&) noexcept;
+
+  void update(std::string_view data);
+  // Finishes and returns the digest; the object then starts over.
+  Sha256Digest finish();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+Sha256Digest sha256(std::string_view data);
+std::string to_hex(const Sha256Digest& digest);
+
+// HMAC-SHA-256 of `data` under `key`.
+Sha256Digest hmac_sha256(std::string_view key, std::string_view data);
+
+// `n` bytes from the operating system's CSPRNG (for secrets made at start-up,
+// never on a hot path). Throws std::runtime_error if the CSPRNG fails.
+std::string secure_random_bytes(size_t n);
+
+}  // namespace tinytcp

@@ -1,0 +1,159 @@
+#include "stream/byte_stream.hh"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "util/random.hh"
+
+namespace tinytcp::stream {
+namespace {
+
+// Reads everything buffered, across the wrap point.
+std::string read_all(ByteStream& s) {
+  std::string out;
+  while (s.bytes_buffered() > 0) {
+    const auto v = s.peek();
+    out.append(v);
+    s.pop(v.size());
+  }
+  return out;
+}
+
+TEST(ByteStreamTest, StartsEmptyAndOpen) {
+  ByteStream s(15);
+  EXPECT_EQ(s.available_capacity(), 15u);
+  EXPECT_EQ(s.bytes_buffered(), 0u);
+  EXPECT_FALSE(s.is_closed());
+  EXPECT_FALSE(s.is_finished());
+  EXPECT_FALSE(s.has_error());
+  EXPECT_TRUE(s.peek().empty());
+}
+
+TEST(ByteStreamTest, PushThenPeekAndPop) {
+  ByteStream s(15);
+  EXPECT_EQ(s.push("cat"), 3u);
+  EXPECT_EQ(s.peek(), "cat");
+  EXPECT_EQ(s.bytes_pushed(), 3u);
+  EXPECT_EQ(s.available_capacity(), 12u);
+  s.pop(2);
+  EXPECT_EQ(s.peek(), "t");
+  EXPECT_EQ(s.bytes_popped(), 2u);
+  EXPECT_EQ(s.available_capacity(), 14u);
+}
+
+TEST(ByteStreamTest, PushBeyondCapacityDropsTheRest) {
+  ByteStream s(4);
+  EXPECT_EQ(s.push("abcdef"), 4u);
+  EXPECT_EQ(s.bytes_pushed(), 4u);
+  EXPECT_EQ(s.available_capacity(), 0u);
+  EXPECT_EQ(s.push("g"), 0u);
+  EXPECT_EQ(read_all(s), "abcd");
+}
+
+TEST(ByteStreamTest, PopMoreThanBufferedPopsWhatIsThere) {
+  ByteStream s(8);
+  s.push("ab");
+  s.pop(100);
+  EXPECT_EQ(s.bytes_popped(), 2u);
+  EXPECT_EQ(s.bytes_buffered(), 0u);
+}
+
+TEST(ByteStreamTest, PeekAtWrapPointGivesFirstPart) {
+  ByteStream s(8);
+  s.push("abcdef");
+  s.pop(5);        // head at 5, "f" buffered
+  s.push("ghij");  // occupies 6,7,0,1
+  EXPECT_EQ(s.peek(), "fgh");
+  s.pop(3);
+  EXPECT_EQ(s.peek(), "ij");
+}
+
+TEST(ByteStreamTest, CloseFinishesOnceDrained) {
+  ByteStream s(8);
+  s.push("hi");
+  s.close();
+  EXPECT_TRUE(s.is_closed());
+  EXPECT_FALSE(s.is_finished());
+  EXPECT_EQ(s.push("more"), 0u);
+  s.pop(2);
+  EXPECT_TRUE(s.is_finished());
+}
+
+TEST(ByteStreamTest, ErrorIsVisibleToReaderAndStopsWrites) {
+  ByteStream s(8);
+  s.set_error();
+  EXPECT_TRUE(s.has_error());
+  EXPECT_EQ(s.push("x"), 0u);
+}
+
+TEST(ByteStreamTest, WriteAheadThenCommit) {
+  ByteStream s(8);
+  s.push("ab");
+  s.write_ahead(2, "ef");  // indices 4,5
+  EXPECT_EQ(s.bytes_buffered(), 2u);
+  s.write_ahead(0, "cd");  // indices 2,3
+  s.commit(4);
+  EXPECT_EQ(s.bytes_pushed(), 6u);
+  EXPECT_EQ(read_all(s), "abcdef");
+}
+
+TEST(ByteStreamTest, WriteAheadAcrossWrap) {
+  ByteStream s(5);
+  s.push("abcd");
+  s.pop(4);                 // head at 4, empty
+  s.write_ahead(1, "xyz");  // ring 0,1,2
+  s.write_ahead(0, "w");    // ring 4
+  s.commit(4);
+  EXPECT_EQ(read_all(s), "wxyz");
+}
+
+TEST(ByteStreamTest, CapacityZeroTakesNothing) {
+  ByteStream s(0);
+  EXPECT_EQ(s.push("abc"), 0u);
+  EXPECT_TRUE(s.peek().empty());
+  s.close();
+  EXPECT_TRUE(s.is_finished());
+}
+
+// Random pushes and pops against a std::string model.
+TEST(ByteStreamTest, PropertyMatchesStringModel) {
+  const uint64_t base_seed = seed_from_env("TINYTCP_SEED", 1);
+  for (uint64_t trial = 0; trial < 1000; ++trial) {
+    Rng rng(base_seed + trial);
+    const uint64_t capacity = rng.uniform(1, 64);
+    ByteStream s(capacity);
+    std::string model;  // buffered bytes
+    std::string written;
+    std::string read;
+    for (int op = 0; op < 200; ++op) {
+      if (rng.chance(0.5)) {
+        const std::string data = rng.bytes(rng.uniform(0, 2 * capacity));
+        const uint64_t taken = s.push(data);
+        const uint64_t want = std::min<uint64_t>(data.size(), capacity - model.size());
+        ASSERT_EQ(taken, want) << "seed " << rng.seed();
+        model += data.substr(0, want);
+        written += data.substr(0, want);
+      } else {
+        const uint64_t n = rng.uniform(0, capacity);
+        const auto view = s.peek();
+        ASSERT_LE(view.size(), model.size()) << "seed " << rng.seed();
+        ASSERT_EQ(view, std::string_view(model).substr(0, view.size())) << "seed " << rng.seed();
+        ASSERT_TRUE(!view.empty() || model.empty()) << "seed " << rng.seed();
+        const uint64_t popped = std::min<uint64_t>(n, model.size());
+        read += model.substr(0, popped);
+        model.erase(0, popped);
+        s.pop(n);
+      }
+      ASSERT_EQ(s.bytes_buffered(), model.size()) << "seed " << rng.seed();
+      ASSERT_EQ(s.available_capacity(), capacity - model.size()) << "seed " << rng.seed();
+      ASSERT_EQ(s.bytes_pushed(), written.size()) << "seed " << rng.seed();
+      ASSERT_EQ(s.bytes_popped(), read.size()) << "seed " << rng.seed();
+    }
+    read += read_all(s);
+    ASSERT_EQ(read, written) << "seed " << rng.seed();
+  }
+}
+
+}  // namespace
+}  // namespace tinytcp::stream

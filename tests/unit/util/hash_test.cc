@@ -1,0 +1,41 @@
+#include "util/hash.hh"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace tinytcp {
+namespace {
+
+TEST(Sha256Test, KnownVectors) {
+  EXPECT_EQ(to_hex(sha256("")), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  EXPECT_EQ(to_hex(sha256("abc")),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+}
+
+TEST(Sha256Test, IncrementalEqualsOneShot) {
+  const std::string text = "The quick brown fox jumps over the lazy dog";
+  Sha256 h;
+  h.update(text.substr(0, 10));
+  h.update(text.substr(10));
+  EXPECT_EQ(h.finish(), sha256(text));
+  // finish() starts over.
+  h.update("abc");
+  EXPECT_EQ(h.finish(), sha256("abc"));
+}
+
+TEST(HmacSha256Test, Rfc4231TestCase2) {
+  EXPECT_EQ(to_hex(hmac_sha256("Jefe", "what do ya want for nothing?")),
+            "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
+}
+
+TEST(SecureRandomTest, GivesRequestedLength) {
+  EXPECT_EQ(secure_random_bytes(0).size(), 0u);
+  const auto a = secure_random_bytes(32);
+  const auto b = secure_random_bytes(32);
+  EXPECT_EQ(a.size(), 32u);
+  EXPECT_NE(a, b);
+}
+
+}  // namespace
+}  // namespace tinytcp
