@@ -28,7 +28,7 @@ class Wrap32 {
     const uint32_t offset = raw_ - zero_point.raw_;
     // Candidate in the same 2^32 block as the checkpoint.
     uint64_t candidate = (checkpoint & ~(kSpan - 1)) | offset;
-    if (candidate > checkpoint && candidate - checkpoint > kSpan / 2 && candidate >= kSpan) {
+    if (candidate > checkpoint && candidate - checkpoint >= kSpan / 2 && candidate >= kSpan) {
       candidate -= kSpan;
     } else if (candidate < checkpoint && checkpoint - candidate > kSpan / 2) {
       candidate += kSpan;
