@@ -52,10 +52,18 @@ class Wrap32 {
 };
 
 // Wrap-safe ordering: true when a precedes b in sequence space.
-constexpr bool seq_lt(Wrap32 a, Wrap32 b) { return (a - b) < 0; }
-constexpr bool seq_le(Wrap32 a, Wrap32 b) { return (a - b) <= 0; }
-constexpr bool seq_gt(Wrap32 a, Wrap32 b) { return (a - b) > 0; }
-constexpr bool seq_ge(Wrap32 a, Wrap32 b) { return (a - b) >= 0; }
+constexpr bool seq_lt(Wrap32 a, Wrap32 b) {
+  return (a - b) < 0;
+}
+constexpr bool seq_le(Wrap32 a, Wrap32 b) {
+  return (a - b) <= 0;
+}
+constexpr bool seq_gt(Wrap32 a, Wrap32 b) {
+  return (a - b) > 0;
+}
+constexpr bool seq_ge(Wrap32 a, Wrap32 b) {
+  return (a - b) >= 0;
+}
 
 }  // namespace tinytcp::tcp
 

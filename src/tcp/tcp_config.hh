@@ -1,0 +1,57 @@
+#pragma once
+
+// Configuration of one TCP endpoint. Defaults follow the RFCs cited; tests and
+// apps override fields. Durations at this edge are `Duration`s.
+
+#include <cstdint>
+#include <string>
+
+#include "util/time.hh"
+
+namespace tinytcp::tcp {
+
+struct TcpConfig {
+  // Segment sizes. `mss` is what we announce (from the interface MTU: 1460 for
+  // MTU 1500); the sender uses min(peer's MSS, mss) less option bytes.
+  uint16_t mss = 1460;
+  uint16_t default_peer_mss = 536;  // RFC 9293 §3.7.1 when the peer sends none
+
+  // Buffers. The receive buffer of at least 1 MiB needs window scaling.
+  uint64_t receive_buffer_bytes = 1 << 20;
+  uint64_t send_buffer_bytes = 1 << 20;
+
+  // Options offered on our SYN (RFC 7323, RFC 2018); the peer may accept a subset.
+  bool window_scale = true;
+  bool sack = true;
+  bool timestamps = true;
+
+  // Sender behaviour.
+  bool nagle = true;                        // RFC 896; false is TCP_NODELAY
+  uint32_t initial_window_segments = 10;    // RFC 6928
+  std::string congestion_control = "reno";  // reno | newreno | cubic | fixed:N
+
+  // RFC 6298 retransmission timer.
+  Duration rto_initial = std::chrono::seconds(1);
+  Duration rto_min = std::chrono::milliseconds(200);
+  Duration rto_max = std::chrono::seconds(60);
+  uint32_t max_retransmissions = 15;  // consecutive, before giving up
+  Duration user_timeout{0};           // 0: none (RFC 9293 §3.8.3)
+
+  // RFC 1122 §4.2.3.2 / RFC 5681 §4.2 delayed ACK.
+  Duration delayed_ack_timeout = std::chrono::milliseconds(40);
+  bool delayed_ack = true;
+
+  // Keepalive (RFC 1122 §4.2.3.6), off by default.
+  bool keepalive = false;
+  Duration keepalive_idle = std::chrono::hours(2);
+  Duration keepalive_interval = std::chrono::seconds(75);
+  uint32_t keepalive_probes = 9;
+
+  // TIME-WAIT lasts 2 x MSL (RFC 9293 §3.4.2); tests shorten it.
+  Duration msl = std::chrono::seconds(30);
+
+  // RFC 5961 §7: challenge ACKs per second at most.
+  uint32_t challenge_ack_limit_per_second = 10;
+};
+
+}  // namespace tinytcp::tcp
