@@ -26,19 +26,33 @@ Sha256::~Sha256() {
   }
 }
 
-Sha256::Sha256(Sha256&&) noexcept = default;
+Sha256::Sha256(Sha256&& other) noexcept : impl_(std::move(other.impl_)), bytes_(other.bytes_) {}
 Sha256& Sha256::operator=(Sha256&& other) noexcept {
   if (this != &other) {
     if (impl_) {
       EVP_MD_CTX_free(impl_->ctx);
     }
     impl_ = std::move(other.impl_);
+    bytes_ = other.bytes_;
   }
   return *this;
 }
 
 void Sha256::update(std::string_view data) {
   TINYTCP_CHECK(EVP_DigestUpdate(impl_->ctx, data.data(), data.size()) == 1);
+  bytes_ += data.size();
+}
+
+Sha256Digest Sha256::peek() const {
+  EVP_MD_CTX* copy = EVP_MD_CTX_new();
+  TINYTCP_CHECK(copy != nullptr);
+  TINYTCP_CHECK(EVP_MD_CTX_copy_ex(copy, impl_->ctx) == 1);
+  Sha256Digest out{};
+  unsigned int len = 0;
+  TINYTCP_CHECK(EVP_DigestFinal_ex(copy, out.data(), &len) == 1);
+  EVP_MD_CTX_free(copy);
+  TINYTCP_CHECK(len == out.size());
+  return out;
 }
 
 Sha256Digest Sha256::finish() {
@@ -47,6 +61,7 @@ Sha256Digest Sha256::finish() {
   TINYTCP_CHECK(EVP_DigestFinal_ex(impl_->ctx, out.data(), &len) == 1);
   TINYTCP_CHECK(len == out.size());
   TINYTCP_CHECK(EVP_DigestInit_ex(impl_->ctx, EVP_sha256(), nullptr) == 1);
+  bytes_ = 0;
   return out;
 }
 

@@ -27,10 +27,15 @@ class Sha256 {
   void update(std::string_view data);
   // Finishes and returns the digest; the object then starts over.
   Sha256Digest finish();
+  // The digest of the bytes so far, leaving the running hash untouched.
+  Sha256Digest peek() const;
+  // Bytes hashed since construction or the last finish().
+  uint64_t bytes_hashed() const { return bytes_; }
 
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
+  uint64_t bytes_ = 0;
 };
 
 Sha256Digest sha256(std::string_view data);

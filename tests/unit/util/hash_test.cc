@@ -39,3 +39,19 @@ TEST(SecureRandomTest, GivesRequestedLength) {
 
 }  // namespace
 }  // namespace tinytcp
+
+namespace tinytcp {
+namespace {
+
+TEST(Sha256Test, PeekGivesPrefixDigestAndKeepsGoing) {
+  Sha256 h;
+  h.update("ab");
+  EXPECT_EQ(h.peek(), sha256("ab"));
+  EXPECT_EQ(h.bytes_hashed(), 2u);
+  h.update("c");
+  EXPECT_EQ(h.finish(), sha256("abc"));
+  EXPECT_EQ(h.bytes_hashed(), 0u);
+}
+
+}  // namespace
+}  // namespace tinytcp

@@ -1,0 +1,190 @@
+#include "proto/file_receiver.hh"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+namespace tinytcp::proto {
+
+void FileReceiver::consume_output(size_t n) {
+  out_pos_ += std::min(n, out_.size() - out_pos_);
+  if (out_pos_ == out_.size()) {
+    out_.clear();
+    out_pos_ = 0;
+  }
+}
+
+void FileReceiver::on_input(std::string_view data) {
+  while (!data.empty()) {
+    if (state_ == State::Receiving) {
+      const uint64_t want = offer_.size - position_;
+      const auto chunk = data.substr(0, static_cast<size_t>(std::min<uint64_t>(want, data.size())));
+      const auto wrote = sink_.write(chunk);
+      if (!wrote) {
+        write_error(wrote.error());
+        return;
+      }
+      hash_.update(chunk);
+      position_ += chunk.size();
+      files_.back().bytes_received += chunk.size();
+      data.remove_prefix(chunk.size());
+      if (position_ == offer_.size) {
+        state_ = State::AwaitTrailer;
+      }
+      continue;
+    }
+    if (state_ == State::Failed || state_ == State::Closed) {
+      return;  // nothing more is expected: ignore, never buffer
+    }
+    const size_t used = decoder_.feed(data);
+    data.remove_prefix(used);
+    if (auto frame = decoder_.take()) {
+      if (!*frame) {
+        fail(fmt::format("protocol error from the sender: {}", to_string(frame->error())));
+        return;
+      }
+      on_message(**frame);
+    } else if (used == 0) {
+      return;
+    }
+  }
+}
+
+void FileReceiver::on_message(const Message& m) {
+  if (const auto* offer = std::get_if<Offer>(&m); offer && state_ == State::AwaitOffer) {
+    on_offer(*offer);
+  } else if (const auto* start = std::get_if<Start>(&m); start && state_ == State::AwaitStart) {
+    on_start(*start);
+  } else if (const auto* trailer = std::get_if<Trailer>(&m);
+             trailer && state_ == State::AwaitTrailer) {
+    on_trailer(*trailer);
+  } else if (std::holds_alternative<Bye>(m) && state_ == State::AwaitOffer) {
+    state_ = State::Closed;
+  } else {
+    fail("unexpected message from the sender");
+  }
+}
+
+void FileReceiver::on_offer(const Offer& offer) {
+  offer_ = offer;
+  FileOutcome outcome;
+  outcome.name = offer.name;
+  outcome.size = offer.size;
+  outcome.sha256 = offer.sha256;
+  files_.push_back(outcome);
+  if (offer.version != kVersion) {
+    reject(RejectReason::BadVersion,
+           fmt::format("version {} (we speak {})", offer.version, kVersion));
+    return;
+  }
+  if (!is_safe_name(offer.name)) {
+    reject(RejectReason::BadName, "names must be a plain base name");
+    return;
+  }
+  if (!policy_.force && sink_.exists(offer.name)) {
+    reject(RejectReason::Exists, offer.name);
+    return;
+  }
+  if (offer.size > policy_.max_size) {
+    reject(RejectReason::TooLarge, fmt::format("{} > {} bytes", offer.size, policy_.max_size));
+    return;
+  }
+  const auto partial = sink_.open(offer.name, offer.sha256);
+  if (!partial) {
+    reject(RejectReason::IoError, partial.error());
+    return;
+  }
+  held_ = std::min(partial->held, offer.size);
+  if (offer.size - held_ > sink_.free_space()) {
+    reject(RejectReason::NoSpace,
+           fmt::format("{} bytes needed, {} free", offer.size - held_, sink_.free_space()));
+    return;
+  }
+  hash_.finish();  // start over
+  if (held_ > 0) {
+    const auto hashed = sink_.hash_prefix(held_, hash_);
+    if (!hashed) {
+      held_ = 0;
+      hash_.finish();
+    }
+  }
+  Accept accept;
+  accept.resume_offset = held_;
+  accept.prefix_sha256 = held_ > 0 ? hash_.peek() : Sha256Digest{};
+  encode(accept, out_);
+  state_ = State::AwaitStart;
+}
+
+void FileReceiver::on_start(const Start& start) {
+  if (start.offset > held_) {
+    fail(fmt::format("sender starts at {} but only {} bytes are held", start.offset, held_));
+    return;
+  }
+  if (start.offset < held_) {
+    // The sender did not recognise our bytes (or chose to restart).
+    const auto truncated = sink_.truncate(start.offset);
+    if (!truncated) {
+      write_error(truncated.error());
+      return;
+    }
+    hash_.finish();
+    if (start.offset > 0) {
+      const auto hashed = sink_.hash_prefix(start.offset, hash_);
+      if (!hashed) {
+        write_error(hashed.error());
+        return;
+      }
+    }
+  }
+  position_ = start.offset;
+  files_.back().resumed_from = start.offset;
+  state_ = position_ == offer_.size ? State::AwaitTrailer : State::Receiving;
+}
+
+void FileReceiver::on_trailer(const Trailer& trailer) {
+  const Sha256Digest got = hash_.finish();
+  Result result;
+  result.received_sha256 = got;
+  if (got != offer_.sha256 || trailer.sha256 != offer_.sha256) {
+    sink_.discard();
+    result.status = ResultStatus::Mismatch;
+    files_.back().error = "sha256 mismatch: the file was discarded";
+  } else {
+    const auto committed = sink_.commit();
+    if (committed) {
+      result.status = ResultStatus::Ok;
+      files_.back().ok = true;
+    } else {
+      result.status = ResultStatus::WriteError;
+      files_.back().error = committed.error();
+    }
+  }
+  encode(result, out_);
+  state_ = State::AwaitOffer;
+}
+
+void FileReceiver::reject(RejectReason reason, std::string message) {
+  files_.back().error = fmt::format("refused: {}: {}", to_string(reason), message);
+  encode(Reject{reason, std::move(message)}, out_);
+  state_ = State::AwaitOffer;
+}
+
+void FileReceiver::write_error(const std::string& what) {
+  // The partial file stays for a later resume; the final name is untouched.
+  files_.back().error = fmt::format("write failed: {}", what);
+  Result result;
+  result.status = ResultStatus::WriteError;
+  encode(result, out_);
+  error_ = files_.back().error;
+  state_ = State::Failed;
+}
+
+void FileReceiver::fail(std::string error) {
+  SPDLOG_DEBUG("file receiver: {}", error);
+  error_ = std::move(error);
+  if (!files_.empty() && files_.back().error.empty() && !files_.back().ok) {
+    files_.back().error = error_;
+  }
+  state_ = State::Failed;
+}
+
+}  // namespace tinytcp::proto

@@ -1,0 +1,155 @@
+#include "proto/file_sender.hh"
+
+#include <fmt/format.h>
+
+namespace tinytcp::proto {
+
+namespace {
+constexpr size_t kChunk = 256 * 1024;
+}
+
+void FileSender::offer(FileSource& source, std::string name, const Sha256Digest& sha256) {
+  if (state_ != State::Idle) {
+    fail("offer() while a transfer is in progress");
+    return;
+  }
+  source_ = &source;
+  sha256_ = sha256;
+  size_ = source.size();
+  position_ = 0;
+  outcome_ = Outcome{};
+  Offer o;
+  o.name = std::move(name);
+  o.size = size_;
+  o.sha256 = sha256;
+  encode(o, out_);
+  state_ = State::Offering;
+}
+
+void FileSender::finish_stream() {
+  if (state_ != State::Idle) {
+    fail("finish_stream() while a transfer is in progress");
+    return;
+  }
+  encode(Bye{}, out_);
+  state_ = State::Closed;
+}
+
+std::string_view FileSender::output() {
+  if (out_pos_ == out_.size() && state_ == State::Sending) {
+    refill();
+  }
+  return std::string_view(out_).substr(out_pos_);
+}
+
+void FileSender::consume_output(size_t n) {
+  out_pos_ += std::min(n, out_.size() - out_pos_);
+  if (out_pos_ == out_.size()) {
+    out_.clear();
+    out_pos_ = 0;
+  }
+}
+
+void FileSender::refill() {
+  out_.clear();
+  out_pos_ = 0;
+  if (position_ < size_) {
+    const size_t n = static_cast<size_t>(std::min<uint64_t>(kChunk, size_ - position_));
+    out_.resize(n);
+    const auto got = source_->read(position_, out_.data(), n);
+    if (!got) {
+      out_.clear();
+      fail(fmt::format("cannot read the file at offset {}: {}", position_, got.error()));
+      return;
+    }
+    if (*got == 0) {
+      out_.clear();
+      fail(fmt::format("the file shrank to {} bytes while being sent", position_));
+      return;
+    }
+    out_.resize(*got);
+    position_ += *got;
+    outcome_.bytes_sent += *got;
+    return;
+  }
+  encode(Trailer{sha256_}, out_);
+  state_ = State::AwaitResult;
+}
+
+void FileSender::on_input(std::string_view data) {
+  while (!data.empty() && state_ != State::Failed) {
+    const size_t used = decoder_.feed(data);
+    data.remove_prefix(used);
+    if (auto frame = decoder_.take()) {
+      if (!*frame) {
+        fail(fmt::format("protocol error from the receiver: {}", to_string(frame->error())));
+        return;
+      }
+      on_message(**frame);
+    } else if (used == 0) {
+      return;
+    }
+  }
+}
+
+void FileSender::on_message(const Message& m) {
+  if (const auto* accept = std::get_if<Accept>(&m); accept && state_ == State::Offering) {
+    uint64_t offset = 0;
+    if (accept->resume_offset > 0 && accept->resume_offset <= size_) {
+      // Resume only if the receiver's bytes are our bytes (prefix hash).
+      Sha256 prefix;
+      std::string buf(kChunk, '\0');
+      uint64_t at = 0;
+      bool readable = true;
+      while (at < accept->resume_offset) {
+        const size_t n =
+            static_cast<size_t>(std::min<uint64_t>(buf.size(), accept->resume_offset - at));
+        const auto got = source_->read(at, buf.data(), n);
+        if (!got || *got == 0) {
+          readable = false;
+          break;
+        }
+        prefix.update(std::string_view(buf).substr(0, *got));
+        at += *got;
+      }
+      if (readable && prefix.finish() == accept->prefix_sha256) {
+        offset = accept->resume_offset;
+      }
+    }
+    start_data(offset);
+    return;
+  }
+  if (const auto* reject = std::get_if<Reject>(&m); reject && state_ == State::Offering) {
+    outcome_.rejected = reject->reason;
+    fail(fmt::format("receiver refused the file: {}{}{}", to_string(reject->reason),
+                     reject->message.empty() ? "" : ": ", reject->message));
+    return;
+  }
+  if (const auto* result = std::get_if<Result>(&m);
+      result && (state_ == State::AwaitResult || state_ == State::Sending)) {
+    outcome_.result = result->status;
+    if (result->status == ResultStatus::Ok && state_ == State::AwaitResult) {
+      outcome_.ok = true;
+      state_ = State::Idle;
+      return;
+    }
+    fail(fmt::format("receiver reports {}", to_string(result->status)));
+    return;
+  }
+  fail("unexpected message from the receiver");
+}
+
+void FileSender::start_data(uint64_t offset) {
+  outcome_.resumed_from = offset;
+  position_ = offset;
+  encode(Start{offset}, out_);
+  state_ = State::Sending;
+}
+
+void FileSender::fail(std::string error) {
+  outcome_.ok = false;
+  outcome_.error = std::move(error);
+  state_ = State::Failed;
+}
+
+}  // namespace tinytcp::proto

@@ -1,0 +1,73 @@
+#pragma once
+
+// FileSender: the sending side of the file-transfer protocol
+// (proto/transfer_messages.hh) as a sans-I/O state machine. The driver moves
+// bytes: it writes `output()` to the stream (then `consume_output(n)`), feeds
+// what the peer sends to `on_input()`, and calls `finish_stream()` when it
+// has offered every file. The sender reads file bytes through a FileSource
+// only as fast as the stream takes them.
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "proto/file_source.hh"
+#include "proto/transfer_messages.hh"
+
+namespace tinytcp::proto {
+
+class FileSender {
+ public:
+  enum class State {
+    Idle,         // ready for offer() or finish_stream()
+    Offering,     // OFFER written, waiting for ACCEPT/REJECT
+    Sending,      // file bytes flowing
+    AwaitResult,  // TRAILER written, waiting for RESULT
+    Closed,       // BYE written
+    Failed,
+  };
+
+  struct Outcome {
+    bool ok = false;
+    uint64_t resumed_from = 0;  // bytes the receiver already held and kept
+    uint64_t bytes_sent = 0;    // file bytes sent in this session
+    std::string error;          // one line for the user when !ok
+    std::optional<RejectReason> rejected;
+    std::optional<ResultStatus> result;
+  };
+
+  // Offers a file: `sha256` must be the digest of all of `source`'s bytes.
+  void offer(FileSource& source, std::string name, const Sha256Digest& sha256);
+  // After the last file: say goodbye.
+  void finish_stream();
+
+  // Bytes to write to the stream now (empty: nothing until more input).
+  std::string_view output();
+  void consume_output(size_t n);
+  // Bytes the receiver sent.
+  void on_input(std::string_view data);
+
+  State state() const { return state_; }
+  // The outcome of the last offered file, once known (state Idle or Failed).
+  const Outcome& outcome() const { return outcome_; }
+  uint64_t file_size() const { return size_; }
+  uint64_t position() const { return position_; }
+
+ private:
+  void fail(std::string error);
+  void on_message(const Message& m);
+  void start_data(uint64_t offset);
+  void refill();
+
+  State state_ = State::Idle;
+  FileSource* source_ = nullptr;
+  Sha256Digest sha256_{};
+  uint64_t size_ = 0;
+  uint64_t position_ = 0;  // next file byte to put into out_
+  std::string out_;        // control frames or a chunk of file bytes
+  size_t out_pos_ = 0;
+  FrameDecoder decoder_;
+  Outcome outcome_;
+};
+
+}  // namespace tinytcp::proto

@@ -1,0 +1,59 @@
+#pragma once
+
+// The file-transfer protocol's view of the files it moves. The protocol is
+// sans-I/O: it never opens a file itself. Apps implement these interfaces on
+// POSIX files (io/), tests on strings in memory.
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "util/expected.hh"
+#include "util/hash.hh"
+
+namespace tinytcp::proto {
+
+// Where a sender's bytes come from.
+class FileSource {
+ public:
+  virtual ~FileSource() = default;
+  virtual uint64_t size() const = 0;
+  // Reads up to `n` bytes at `offset` into `out`; returns the count (0 only at
+  // or past the end) or an error message.
+  virtual Expected<size_t, std::string> read(uint64_t offset, char* out, size_t n) = 0;
+};
+
+// What a receiver holds of a file it may be resuming.
+struct PartialFile {
+  uint64_t held = 0;  // bytes already on disk from an earlier, interrupted run
+};
+
+// Where a receiver's bytes go. The final name appears only in commit(), after
+// the data is durable (fsync) and verified; until then bytes live in a partial
+// file that survives an interruption, so the same transfer can resume.
+class FileSink {
+ public:
+  virtual ~FileSink() = default;
+  // True when a file of this final name already exists.
+  virtual bool exists(std::string_view name) = 0;
+  // Free bytes where the file will be written.
+  virtual uint64_t free_space() = 0;
+  // Opens (creating if needed) the partial file for the file named `name`
+  // whose whole content hashes to `sha256`: a partial file of a different
+  // content is never resumed.
+  virtual Expected<PartialFile, std::string> open(std::string_view name,
+                                                  const Sha256Digest& sha256) = 0;
+  // Feeds the first `n` held bytes to `hash` (to check and continue a resume).
+  virtual Expected<bool, std::string> hash_prefix(uint64_t n, Sha256& hash) = 0;
+  // Drops held bytes past `n`.
+  virtual Expected<bool, std::string> truncate(uint64_t n) = 0;
+  // Appends to the partial file.
+  virtual Expected<bool, std::string> write(std::string_view data) = 0;
+  // Makes the partial file durable and renames it to the final name
+  // (replacing an existing file only when the receiver allowed it).
+  virtual Expected<bool, std::string> commit() = 0;
+  // Deletes the partial file (its content is known to be wrong).
+  virtual void discard() = 0;
+};
+
+}  // namespace tinytcp::proto

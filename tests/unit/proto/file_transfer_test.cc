@@ -1,0 +1,307 @@
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "proto/file_receiver.hh"
+#include "proto/file_sender.hh"
+#include "util/random.hh"
+
+namespace tinytcp::proto {
+namespace {
+
+class MemorySource : public FileSource {
+ public:
+  explicit MemorySource(std::string data) : data_(std::move(data)) {}
+  uint64_t size() const override { return data_.size(); }
+  Expected<size_t, std::string> read(uint64_t offset, char* out, size_t n) override {
+    if (fail_at_ && offset >= *fail_at_) {
+      return make_unexpected(std::string("injected read error"));
+    }
+    if (offset >= data_.size()) {
+      return size_t{0};
+    }
+    const size_t k = std::min<size_t>(n, data_.size() - offset);
+    data_.copy(out, k, offset);
+    return k;
+  }
+  std::optional<uint64_t> fail_at_;
+
+ private:
+  std::string data_;
+};
+
+// A directory in memory: final files, and partial files keyed by name+hash.
+class MemorySink : public FileSink {
+ public:
+  bool exists(std::string_view name) override { return files.count(std::string(name)) > 0; }
+  uint64_t free_space() override { return free; }
+  Expected<PartialFile, std::string> open(std::string_view name, const Sha256Digest& sha) override {
+    current_ = std::string(name) + "." + to_hex(sha);
+    current_name_ = std::string(name);
+    return PartialFile{partials[current_].size()};
+  }
+  Expected<bool, std::string> hash_prefix(uint64_t n, Sha256& hash) override {
+    hash.update(std::string_view(partials[current_]).substr(0, n));
+    return true;
+  }
+  Expected<bool, std::string> truncate(uint64_t n) override {
+    partials[current_].resize(n);
+    return true;
+  }
+  Expected<bool, std::string> write(std::string_view data) override {
+    auto& p = partials[current_];
+    if (write_limit && p.size() + data.size() > *write_limit) {
+      const size_t fits = *write_limit > p.size() ? *write_limit - p.size() : 0;
+      p.append(data.substr(0, fits));
+      return make_unexpected(std::string("No space left on device"));
+    }
+    p.append(data);
+    return true;
+  }
+  Expected<bool, std::string> commit() override {
+    files[current_name_] = partials[current_];
+    partials.erase(current_);
+    return true;
+  }
+  void discard() override { partials.erase(current_); }
+
+  std::map<std::string, std::string> files;
+  std::map<std::string, std::string> partials;
+  uint64_t free = UINT64_MAX;
+  std::optional<uint64_t> write_limit;
+
+ private:
+  std::string current_;
+  std::string current_name_;
+};
+
+// Moves bytes between the two state machines in chunks of `chunk` bytes,
+// optionally corrupting the byte at `corrupt_at` of the sender's stream, and
+// stopping after `cut_after` sender bytes (a broken connection).
+struct Pump {
+  size_t chunk = 1000;
+  std::optional<uint64_t> corrupt_at;
+  std::optional<uint64_t> cut_after;
+  uint64_t sent = 0;
+
+  void run(FileSender& s, FileReceiver& r) {
+    for (int rounds = 0; rounds < 1'000'000; ++rounds) {
+      bool moved = false;
+      auto out = s.output();
+      if (!out.empty()) {
+        size_t n = std::min(chunk, out.size());
+        if (cut_after) {
+          if (sent >= *cut_after) {
+            return;
+          }
+          n = static_cast<size_t>(std::min<uint64_t>(n, *cut_after - sent));
+        }
+        std::string piece(out.substr(0, n));
+        if (corrupt_at && *corrupt_at >= sent && *corrupt_at < sent + n) {
+          piece[*corrupt_at - sent] ^= 0x01;
+        }
+        s.consume_output(n);
+        sent += n;
+        r.on_input(piece);
+        moved = true;
+      }
+      const auto back = r.output();
+      if (!back.empty()) {
+        const std::string piece(back);
+        r.consume_output(piece.size());
+        s.on_input(piece);
+        moved = true;
+      }
+      if (!moved) {
+        return;
+      }
+    }
+  }
+};
+
+class FileTransferTest : public ::testing::Test {
+ protected:
+  FileSender::Outcome send(const std::string& name, const std::string& data, Pump pump = {}) {
+    MemorySource source(data);
+    FileSender sender;
+    FileReceiver receiver(sink, policy);
+    sender.offer(source, name, sha256(data));
+    pump.run(sender, receiver);
+    last_receiver_state = receiver.state();
+    if (!receiver.files().empty()) {
+      last_file = receiver.files().back();
+    }
+    return sender.outcome();
+  }
+
+  MemorySink sink;
+  ReceiverPolicy policy;
+  FileReceiver::State last_receiver_state{};
+  FileReceiver::FileOutcome last_file;
+};
+
+TEST_F(FileTransferTest, TransfersAndVerifies) {
+  const std::string data = Rng(1).bytes(1'000'000);
+  const auto outcome = send("data.bin", data);
+  EXPECT_TRUE(outcome.ok) << outcome.error;
+  EXPECT_EQ(outcome.bytes_sent, data.size());
+  EXPECT_EQ(sink.files["data.bin"], data);
+  EXPECT_TRUE(sink.partials.empty());
+  EXPECT_TRUE(last_file.ok);
+}
+
+TEST_F(FileTransferTest, EmptyFile) {
+  const auto outcome = send("empty", "");
+  EXPECT_TRUE(outcome.ok) << outcome.error;
+  EXPECT_EQ(sink.files.count("empty"), 1u);
+  EXPECT_EQ(sink.files["empty"], "");
+}
+
+TEST_F(FileTransferTest, ByteAtATimeStream) {
+  const std::string data = Rng(2).bytes(3000);
+  Pump pump;
+  pump.chunk = 1;
+  const auto outcome = send("slow", data, pump);
+  EXPECT_TRUE(outcome.ok) << outcome.error;
+  EXPECT_EQ(sink.files["slow"], data);
+}
+
+TEST_F(FileTransferTest, CorruptedByteIsAMismatchAndNothingIsKept) {
+  const std::string data = Rng(3).bytes(100'000);
+  Pump pump;
+  pump.corrupt_at = 5000;  // inside the file bytes
+  const auto outcome = send("bad", data, pump);
+  EXPECT_FALSE(outcome.ok);
+  ASSERT_TRUE(outcome.result.has_value());
+  EXPECT_EQ(*outcome.result, ResultStatus::Mismatch);
+  EXPECT_EQ(sink.files.count("bad"), 0u);
+  EXPECT_TRUE(sink.partials.empty());
+}
+
+TEST_F(FileTransferTest, RefusesUnsafeNames) {
+  const std::vector<std::string> names = {
+      "../etc/passwd", "a/b", "..", ".", "", std::string("a\0b", 3), "tab\there", "back\\slash"};
+  for (const auto& name : names) {
+    const auto outcome = send(name, "x");
+    EXPECT_FALSE(outcome.ok) << name;
+    ASSERT_TRUE(outcome.rejected.has_value()) << name;
+    EXPECT_EQ(*outcome.rejected, RejectReason::BadName) << name;
+  }
+  EXPECT_TRUE(sink.files.empty());
+  EXPECT_TRUE(sink.partials.empty());
+}
+
+TEST_F(FileTransferTest, NeverOverwritesWithoutForce) {
+  sink.files["keep"] = "original";
+  const auto outcome = send("keep", "new content");
+  ASSERT_TRUE(outcome.rejected.has_value());
+  EXPECT_EQ(*outcome.rejected, RejectReason::Exists);
+  EXPECT_EQ(sink.files["keep"], "original");
+  policy.force = true;
+  EXPECT_TRUE(send("keep", "new content").ok);
+  EXPECT_EQ(sink.files["keep"], "new content");
+}
+
+TEST_F(FileTransferTest, RefusesOverMaxSizeAndOverFreeSpace) {
+  policy.max_size = 10;
+  auto outcome = send("big", std::string(11, 'x'));
+  ASSERT_TRUE(outcome.rejected.has_value());
+  EXPECT_EQ(*outcome.rejected, RejectReason::TooLarge);
+  policy.max_size = UINT64_MAX;
+  sink.free = 5;
+  outcome = send("big", std::string(11, 'x'));
+  ASSERT_TRUE(outcome.rejected.has_value());
+  EXPECT_EQ(*outcome.rejected, RejectReason::NoSpace);
+  EXPECT_TRUE(sink.files.empty());
+}
+
+TEST_F(FileTransferTest, ResumesAfterInterruption) {
+  const std::string data = Rng(4).bytes(500'000);
+  Pump cut;
+  cut.cut_after = 200'000;  // the connection breaks mid-file
+  const auto first = send("resume.bin", data, cut);
+  EXPECT_FALSE(first.ok);
+  EXPECT_EQ(sink.files.count("resume.bin"), 0u);  // never the final name
+  ASSERT_EQ(sink.partials.size(), 1u);
+  const uint64_t held = sink.partials.begin()->second.size();
+  EXPECT_GT(held, 100'000u);
+
+  const auto second = send("resume.bin", data);
+  EXPECT_TRUE(second.ok) << second.error;
+  EXPECT_EQ(second.resumed_from, held);
+  EXPECT_EQ(second.bytes_sent, data.size() - held);
+  EXPECT_EQ(sink.files["resume.bin"], data);  // whole-file sha256 verified
+}
+
+TEST_F(FileTransferTest, ResumeWithForeignPrefixRestartsFromZero) {
+  const std::string data = Rng(5).bytes(50'000);
+  // A partial file for the same name and hash, but with wrong bytes in it.
+  sink.partials["x." + to_hex(sha256(data))] = std::string(10'000, 'Z');
+  const auto outcome = send("x", data);
+  EXPECT_TRUE(outcome.ok) << outcome.error;
+  EXPECT_EQ(outcome.resumed_from, 0u);
+  EXPECT_EQ(sink.files["x"], data);
+}
+
+TEST_F(FileTransferTest, DiskFullKeepsPartialForResume) {
+  const std::string data = Rng(6).bytes(100'000);
+  sink.write_limit = 40'000;
+  const auto outcome = send("full", data);
+  EXPECT_FALSE(outcome.ok);
+  ASSERT_TRUE(outcome.result.has_value());
+  EXPECT_EQ(*outcome.result, ResultStatus::WriteError);
+  EXPECT_EQ(last_receiver_state, FileReceiver::State::Failed);
+  EXPECT_EQ(sink.files.count("full"), 0u);
+  ASSERT_EQ(sink.partials.size(), 1u);
+  EXPECT_EQ(sink.partials.begin()->second.size(), 40'000u);
+  sink.write_limit.reset();
+  const auto retry = send("full", data);
+  EXPECT_TRUE(retry.ok) << retry.error;
+  EXPECT_EQ(retry.resumed_from, 40'000u);
+  EXPECT_EQ(sink.files["full"], data);
+}
+
+TEST_F(FileTransferTest, SourceReadErrorFailsTheSender) {
+  MemorySource source(std::string(10'000, 'a'));
+  source.fail_at_ = 0;
+  FileSender sender;
+  FileReceiver receiver(sink, policy);
+  sender.offer(source, "f", sha256(std::string(10'000, 'a')));
+  Pump{}.run(sender, receiver);
+  EXPECT_EQ(sender.state(), FileSender::State::Failed);
+  EXPECT_NE(sender.outcome().error.find("cannot read"), std::string::npos);
+  EXPECT_EQ(sink.files.count("f"), 0u);
+}
+
+TEST_F(FileTransferTest, SeveralFilesThenBye) {
+  FileSender sender;
+  FileReceiver receiver(sink, policy);
+  Pump pump;
+  for (int i = 0; i < 3; ++i) {
+    const std::string data = Rng(10 + static_cast<uint64_t>(i)).bytes(10'000);
+    MemorySource source(data);
+    sender.offer(source, "f" + std::to_string(i), sha256(data));
+    pump.run(sender, receiver);
+    ASSERT_TRUE(sender.outcome().ok) << sender.outcome().error;
+    EXPECT_EQ(sink.files["f" + std::to_string(i)], data);
+  }
+  sender.finish_stream();
+  pump.run(sender, receiver);
+  EXPECT_EQ(receiver.state(), FileReceiver::State::Closed);
+  EXPECT_EQ(receiver.files().size(), 3u);
+}
+
+TEST_F(FileTransferTest, GarbageFromThePeerFailsCleanly) {
+  FileReceiver receiver(sink, policy);
+  receiver.on_input("GET / HTTP/1.1\r\nHost: x\r\n\r\n");
+  EXPECT_EQ(receiver.state(), FileReceiver::State::Failed);
+  EXPECT_TRUE(sink.files.empty());
+  EXPECT_TRUE(sink.partials.empty());
+  receiver.on_input("more garbage");  // ignored, never buffered
+  EXPECT_EQ(receiver.state(), FileReceiver::State::Failed);
+}
+
+}  // namespace
+}  // namespace tinytcp::proto
