@@ -1,0 +1,63 @@
+#pragma once
+
+// POSIX implementations of the file-transfer protocol's FileSource and
+// FileSink. The sink writes into `.<name>.<hash16>.part` in the output
+// directory, fsyncs it, and renames it to the final name only after the
+// protocol has verified the whole file's SHA-256; an interrupted transfer
+// leaves the partial file for the next run to resume.
+
+#include <string>
+
+#include "proto/file_source.hh"
+
+namespace tinytcp::apps {
+
+class PosixFileSource : public proto::FileSource {
+ public:
+  // Throws std::runtime_error ("cannot open PATH: reason") on failure.
+  explicit PosixFileSource(const std::string& path);
+  ~PosixFileSource() override;
+  PosixFileSource(const PosixFileSource&) = delete;
+  PosixFileSource& operator=(const PosixFileSource&) = delete;
+
+  uint64_t size() const override { return size_; }
+  Expected<size_t, std::string> read(uint64_t offset, char* out, size_t n) override;
+  // SHA-256 of the whole file (reads it once).
+  Sha256Digest sha256();
+
+ private:
+  int fd_ = -1;
+  uint64_t size_ = 0;
+};
+
+class PosixFileSink : public proto::FileSink {
+ public:
+  // `dir` must exist and be a directory; throws std::runtime_error otherwise.
+  PosixFileSink(std::string dir, bool force);
+  ~PosixFileSink() override;
+  PosixFileSink(const PosixFileSink&) = delete;
+  PosixFileSink& operator=(const PosixFileSink&) = delete;
+
+  bool exists(std::string_view name) override;
+  uint64_t free_space() override;
+  Expected<proto::PartialFile, std::string> open(std::string_view name,
+                                                 const Sha256Digest& sha256) override;
+  Expected<bool, std::string> hash_prefix(uint64_t n, Sha256& hash) override;
+  Expected<bool, std::string> truncate(uint64_t n) override;
+  Expected<bool, std::string> write(std::string_view data) override;
+  Expected<bool, std::string> commit() override;
+  void discard() override;
+
+  static std::string partial_name(std::string_view name, const Sha256Digest& sha256);
+
+ private:
+  void close_current();
+
+  std::string dir_;
+  bool force_;
+  int fd_ = -1;
+  std::string final_path_;
+  std::string partial_path_;
+};
+
+}  // namespace tinytcp::apps

@@ -1,0 +1,150 @@
+// file-recv: receives files from file-send into a directory, verifying each
+// file's SHA-256 before it appears under its final name.
+//
+//   file-recv --listen PORT --output DIR [--once] [--force] [--max-size BYTES]
+//
+// Exit status (with --once): 0 when every file of the session was verified and
+// stored, 1 otherwise.
+
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <iostream>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "common/kernel_tcp.hh"
+#include "common/posix_file.hh"
+#include "common/transfer_driver.hh"
+#include "proto/file_receiver.hh"
+#include "util/logging.hh"
+
+namespace {
+
+using namespace tinytcp;
+
+int run(int argc, char** argv) {
+  CLI::App app{"Receive files from file-send; SHA-256 verified, atomic, resumable."};
+  int port = 0;
+  std::string output;
+  std::string transport = "kernel";
+  bool once = false;
+  bool force = false;
+  uint64_t max_size = UINT64_MAX;
+  double idle_timeout = 30;
+  bool json = false;
+  int verbose = 0;
+  bool quiet = false;
+  app.add_option("--listen", port, "TCP port to listen on")
+      ->required()
+      ->check(CLI::Range(1, 65535));
+  app.add_option("--output", output, "Directory to write into")
+      ->required()
+      ->check(CLI::ExistingDirectory);
+  app.add_option("--transport", transport, "kernel: kernel TCP")->check(CLI::IsMember({"kernel"}));
+  app.add_flag("--once", once, "Exit after one session");
+  app.add_flag("--force", force, "Overwrite existing files");
+  app.add_option("--max-size", max_size, "Refuse files larger than this many bytes");
+  app.add_option("--idle-timeout", idle_timeout, "Drop a sender silent for this many seconds")
+      ->check(CLI::PositiveNumber);
+  app.add_flag("--json", json, "Print each file's summary as JSON");
+  app.add_flag("-v,--verbose", verbose, "More logging (repeat for trace)");
+  app.add_flag("-q,--quiet", quiet, "Errors only");
+  CLI11_PARSE(app, argc, argv);
+  setup_logging(quiet ? -1 : verbose);
+
+  const int listener = apps::listen_tcp(static_cast<uint16_t>(port), 16);
+  spdlog::info("listening on port {}, writing into {}", port, output);
+  const Duration idle =
+      std::chrono::duration_cast<Duration>(std::chrono::duration<double>(idle_timeout));
+  bool all_ok = true;
+  for (;;) {
+    const int fd = ::accept4(listener, nullptr, nullptr, SOCK_CLOEXEC);
+    if (fd < 0) {
+      continue;
+    }
+    const double t0 = apps::monotonic_seconds();
+    apps::PosixFileSink sink(output, force);
+    proto::ReceiverPolicy policy;
+    policy.force = force;
+    policy.max_size = max_size;
+    proto::FileReceiver receiver(sink, policy);
+    apps::Progress progress("receiving");
+    apps::PumpIo io;
+    io.output = [&] { return receiver.output(); };
+    io.consume = [&](size_t n) { receiver.consume_output(n); };
+    io.input = [&](std::string_view d) { receiver.on_input(d); };
+    io.done = [&] {
+      return (receiver.state() == proto::FileReceiver::State::Closed ||
+              receiver.state() == proto::FileReceiver::State::Failed) &&
+             receiver.output().empty();
+    };
+    io.tick = [&] {
+      if (!receiver.files().empty()) {
+        progress.update(receiver.position(), receiver.files().back().size, 0);
+      }
+    };
+    const auto pumped = apps::pump(fd, io, idle);
+    progress.clear();
+    ::close(fd);
+    const double seconds = apps::monotonic_seconds() - t0;
+
+    bool session_ok =
+        !receiver.files().empty() && receiver.state() == proto::FileReceiver::State::Closed;
+    for (const auto& f : receiver.files()) {
+      session_ok = session_ok && f.ok;
+      if (json) {
+        nlohmann::json j;
+        j["file"] = f.name;
+        j["size"] = f.size;
+        j["resumed_from"] = f.resumed_from;
+        j["bytes_received"] = f.bytes_received;
+        j["seconds"] = seconds;
+        j["verified"] = f.ok;
+        j["sha256"] = to_hex(f.sha256);
+        if (!f.ok) {
+          j["error"] = f.error.empty() ? "interrupted; partial file kept for resume" : f.error;
+        }
+        std::cout << j.dump() << std::endl;
+      } else if (f.ok) {
+        std::cout << fmt::format(
+                         "{}: {} bytes, integrity verified (sha256={}){}\n", f.name, f.size,
+                         to_hex(f.sha256),
+                         f.resumed_from > 0 ? fmt::format(", resumed at {}", f.resumed_from) : "")
+                  << std::flush;
+      } else {
+        std::fprintf(
+            stderr, "file-recv: %s: %s\n", f.name.c_str(),
+            f.error.empty() ? "interrupted; partial file kept for resume" : f.error.c_str());
+      }
+    }
+    if (receiver.state() == proto::FileReceiver::State::Failed && !receiver.error().empty() &&
+        receiver.files().empty()) {
+      std::fprintf(stderr, "file-recv: %s\n", receiver.error().c_str());
+    }
+    if (pumped.result == apps::PumpResult::Timeout || pumped.result == apps::PumpResult::Error) {
+      std::fprintf(stderr, "file-recv: session ended: %s\n", pumped.error.c_str());
+    }
+    all_ok = all_ok && session_ok;
+    if (once) {
+      break;
+    }
+  }
+  ::close(listener);
+  return all_ok ? 0 : 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "file-recv: %s\n", e.what());
+    return 1;
+  }
+}
