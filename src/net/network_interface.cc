@@ -1,0 +1,257 @@
+#include "net/network_interface.hh"
+
+#include <algorithm>
+#include <cstring>
+
+#include <spdlog/spdlog.h>
+
+#include "util/buffer.hh"
+#include "util/check.hh"
+
+namespace tinytcp::net {
+
+using wire::ArpMessage;
+using wire::ArpOpcode;
+using wire::EthernetHeader;
+using wire::EtherType;
+using wire::Ipv4Address;
+using wire::MacAddress;
+
+const char* to_string(InterfaceDrop d) {
+  switch (d) {
+    case InterfaceDrop::NotForUs:
+      return "frame not for our MAC";
+    case InterfaceDrop::UnknownEtherType:
+      return "EtherType neither IPv4 nor ARP";
+    case InterfaceDrop::NoUpperLayer:
+      return "IPv4 datagram but no datagram sink";
+    case InterfaceDrop::ArpNotForUs:
+      return "ARP for another address";
+    case InterfaceDrop::ArpFromInvalidSender:
+      return "ARP sender address invalid";
+    case InterfaceDrop::ArpTableFull:
+      return "ARP table full";
+    case InterfaceDrop::DatagramTooBig:
+      return "datagram larger than the MTU";
+    case InterfaceDrop::PendingEvicted:
+      return "ARP queue full: oldest datagram dropped";
+    case InterfaceDrop::PendingTimeout:
+      return "no ARP reply in time";
+    case InterfaceDrop::kCount:
+      break;
+  }
+  return "?";
+}
+
+NetworkInterface::NetworkInterface(const NetworkInterfaceConfig& config, FrameSink& out)
+    : config_(config),
+      out_(out),
+      arp_(config.arp),
+      frame_(EthernetHeader::kSize + std::max<size_t>(config.mtu, ArpMessage::kSize)),
+      pending_(config.pending_datagrams),
+      pending_bytes_(config.pending_datagrams * config.mtu) {
+  TINYTCP_CHECK(config_.pending_datagrams > 0);
+  TINYTCP_CHECK(config_.mtu >= 68);  // RFC 791: every host must take 68 bytes
+}
+
+void NetworkInterface::drop(InterfaceDrop why) {
+  stats_.drops.count(why);
+  SPDLOG_DEBUG("interface {}: drop: {}", config_.ip, to_string(why));
+}
+
+void NetworkInterface::start(Instant now) {
+  static_cast<void>(now);
+  // RFC 5227 §2.3: an ARP announcement is a request with sender and target
+  // address both ours, target MAC zero, broadcast.
+  send_arp(ArpOpcode::kRequest, MacAddress::broadcast(), MacAddress{}, config_.ip);
+}
+
+void NetworkInterface::send_ipv4_frame(const MacAddress& dst, std::string_view head,
+                                       std::string_view tail) {
+  char* p = frame_.data();
+  std::memcpy(p, dst.bytes.data(), 6);
+  std::memcpy(p + 6, config_.mac.bytes.data(), 6);
+  p[12] = 0x08;
+  p[13] = 0x00;
+  std::memcpy(p + EthernetHeader::kSize, head.data(), head.size());
+  if (!tail.empty()) {
+    std::memcpy(p + EthernetHeader::kSize + head.size(), tail.data(), tail.size());
+  }
+  ++stats_.frames_sent;
+  ++stats_.datagrams_sent;
+  out_.send_frame(std::string_view(p, EthernetHeader::kSize + head.size() + tail.size()));
+}
+
+void NetworkInterface::send_datagram(std::string_view head, std::string_view tail,
+                                     Ipv4Address next_hop, Instant now) {
+  if (head.size() + tail.size() > config_.mtu) {
+    drop(InterfaceDrop::DatagramTooBig);
+    return;
+  }
+  if (next_hop.is_limited_broadcast()) {
+    send_ipv4_frame(MacAddress::broadcast(), head, tail);
+    return;
+  }
+  if (const MacAddress* mac = arp_.lookup(next_hop, now)) {
+    send_ipv4_frame(*mac, head, tail);
+    return;
+  }
+  switch (arp_.on_miss(next_hop, now)) {
+    case ArpCache::Miss::TableFull:
+      drop(InterfaceDrop::ArpTableFull);
+      return;
+    case ArpCache::Miss::SendRequest:
+      send_arp(ArpOpcode::kRequest, MacAddress::broadcast(), MacAddress{}, next_hop);
+      break;
+    case ArpCache::Miss::AlreadyRequested:
+      break;
+  }
+  enqueue(head, tail, next_hop, now);
+}
+
+void NetworkInterface::enqueue(std::string_view head, std::string_view tail, Ipv4Address next_hop,
+                               Instant now) {
+  const size_t n = pending_.size();
+  if (pending_count_ == n) {
+    // Full ring: the head is live (dead heads are trimmed eagerly).
+    pending_[pending_head_].live = false;
+    --pending_live_;
+    drop(InterfaceDrop::PendingEvicted);
+    pending_head_ = (pending_head_ + 1) % n;
+    --pending_count_;
+    trim_pending_head();
+  }
+  const size_t slot = (pending_head_ + pending_count_) % n;
+  char* data = pending_data(slot);
+  std::memcpy(data, head.data(), head.size());
+  if (!tail.empty()) {
+    std::memcpy(data + head.size(), tail.data(), tail.size());
+  }
+  pending_[slot] = {next_hop, static_cast<uint32_t>(head.size() + tail.size()), now, true};
+  ++pending_count_;
+  ++pending_live_;
+  ++stats_.datagrams_queued;
+}
+
+void NetworkInterface::trim_pending_head() {
+  while (pending_count_ > 0 && !pending_[pending_head_].live) {
+    pending_head_ = (pending_head_ + 1) % pending_.size();
+    --pending_count_;
+  }
+}
+
+void NetworkInterface::flush_pending(Ipv4Address ip, const MacAddress& mac) {
+  if (pending_live_ == 0) {
+    return;
+  }
+  for (size_t i = 0; i < pending_count_; ++i) {
+    const size_t slot = (pending_head_ + i) % pending_.size();
+    Pending& p = pending_[slot];
+    if (p.live && p.next_hop == ip) {
+      p.live = false;
+      --pending_live_;
+      send_ipv4_frame(mac, std::string_view(pending_data(slot), p.length), {});
+    }
+  }
+  trim_pending_head();
+}
+
+void NetworkInterface::tick(Instant now) {
+  while (pending_count_ > 0 && pending_[pending_head_].queued_at + config_.pending_timeout <= now) {
+    pending_[pending_head_].live = false;
+    --pending_live_;
+    drop(InterfaceDrop::PendingTimeout);
+    pending_head_ = (pending_head_ + 1) % pending_.size();
+    --pending_count_;
+    trim_pending_head();
+  }
+}
+
+std::optional<Instant> NetworkInterface::next_deadline() const {
+  if (pending_count_ == 0) {
+    return std::nullopt;
+  }
+  return pending_[pending_head_].queued_at + config_.pending_timeout;
+}
+
+void NetworkInterface::send_arp(ArpOpcode opcode, const MacAddress& dst_mac,
+                                const MacAddress& target_mac, Ipv4Address target_ip) {
+  BufferWriter w(frame_.data(), frame_.size());
+  serialize(EthernetHeader{dst_mac, config_.mac, static_cast<uint16_t>(EtherType::kArp)}, w);
+  serialize(ArpMessage{opcode, config_.mac, config_.ip, target_mac, target_ip}, w);
+  TINYTCP_DCHECK(w.ok());
+  ++stats_.frames_sent;
+  if (opcode == ArpOpcode::kRequest) {
+    ++stats_.arp_requests_sent;
+  } else {
+    ++stats_.arp_replies_sent;
+  }
+  out_.send_frame(w.written());
+}
+
+void NetworkInterface::receive_frame(std::string_view frame, Instant now) {
+  ++stats_.frames_received;
+  const auto eth = wire::parse_ethernet(frame);
+  if (!eth) {
+    stats_.ethernet_errors.count(eth.error());
+    SPDLOG_DEBUG("interface {}: drop ethernet: {}", config_.ip, to_string(eth.error()));
+    return;
+  }
+  if (eth->header.dst != config_.mac && !eth->header.dst.is_broadcast()) {
+    drop(InterfaceDrop::NotForUs);
+    return;
+  }
+  switch (eth->header.type) {
+    case static_cast<uint16_t>(EtherType::kIpv4):
+      if (up_ == nullptr) {
+        drop(InterfaceDrop::NoUpperLayer);
+        return;
+      }
+      ++stats_.datagrams_delivered;
+      up_->on_datagram(eth->payload, index_, now);
+      return;
+    case static_cast<uint16_t>(EtherType::kArp):
+      handle_arp(eth->payload, now);
+      return;
+    default:
+      drop(InterfaceDrop::UnknownEtherType);
+      return;
+  }
+}
+
+void NetworkInterface::handle_arp(std::string_view payload, Instant now) {
+  const auto arp = wire::parse_arp(payload);
+  if (!arp) {
+    stats_.arp_errors.count(arp.error());
+    SPDLOG_DEBUG("interface {}: drop arp: {}", config_.ip, to_string(arp.error()));
+    return;
+  }
+  const Ipv4Address sender = arp->sender_ip;
+  if (sender == config_.ip || sender.is_limited_broadcast() || sender.is_multicast() ||
+      arp->sender_mac.is_multicast() || arp->sender_mac == config_.mac) {
+    // An address conflict, a loop or a spoof. (RFC 5227 probes, sender
+    // 0.0.0.0, are answered below but teach us nothing.)
+    drop(InterfaceDrop::ArpFromInvalidSender);
+    return;
+  }
+  const bool for_us = arp->target_ip == config_.ip;
+  // RFC 826 "Packet Reception": refresh a mapping we already hold, whoever
+  // the packet is for; add one only if it is for us.
+  if (!sender.is_zero() && (for_us || arp_.contains(sender, now))) {
+    if (!arp_.learn(sender, arp->sender_mac, now)) {
+      drop(InterfaceDrop::ArpTableFull);
+      return;
+    }
+    ++stats_.arp_learned;
+    flush_pending(sender, arp->sender_mac);
+  }
+  if (!for_us) {
+    drop(InterfaceDrop::ArpNotForUs);
+    return;
+  }
+  if (arp->opcode == ArpOpcode::kRequest) {
+    send_arp(ArpOpcode::kReply, arp->sender_mac, arp->sender_mac, sender);
+  }
+}
+
+}  // namespace tinytcp::net

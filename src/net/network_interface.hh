@@ -1,0 +1,150 @@
+#pragma once
+
+// NetworkInterface: IPv4 over Ethernet with ARP (RFC 826), sans-I/O. Above it
+// a Router or Host hands it datagrams with the next hop's IPv4 address; below
+// it a FrameSink takes the finished frames. Frames that come in are given to
+// receive_frame(); IPv4 payloads go up to a DatagramSink, ARP is handled here.
+//
+// Resolution: a learned mapping lives 30 s; a miss queues the datagram and
+// broadcasts a request, at most one per address per 5 s; queued datagrams go
+// out when the reply arrives, or are dropped 5 s after they were queued. The
+// queue is a ring of `pending_datagrams` MTU-sized slots allocated once: when
+// it is full the oldest datagram is dropped (and counted) to make room, as
+// Linux does for its per-neighbour queue. The interface answers requests for
+// its own address, learns from requests and replies addressed to it (and, per
+// RFC 826's merge step, refreshes mappings it already has from any ARP), and
+// announces itself with a gratuitous ARP (RFC 5227 §2.3) when started.
+//
+// Frames are built in one buffer owned by the interface: sending allocates
+// nothing. Frames are not padded to the 60-byte Ethernet minimum; the device
+// below (TAP) does that.
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "net/arp_cache.hh"
+#include "net/datagram_sink.hh"
+#include "net/frame_sink.hh"
+#include "util/counters.hh"
+#include "util/time.hh"
+#include "wire/arp.hh"
+#include "wire/ethernet.hh"
+#include "wire/ipv4.hh"
+
+namespace tinytcp::net {
+
+struct NetworkInterfaceConfig {
+  wire::MacAddress mac;
+  wire::Ipv4Address ip;
+  uint16_t mtu = 1500;  // largest datagram, bytes
+  ArpCache::Config arp;
+  size_t pending_datagrams = 256;
+  Duration pending_timeout = std::chrono::seconds(5);
+};
+
+// Why the interface dropped something (one counter each).
+enum class InterfaceDrop {
+  NotForUs,              // destination MAC neither ours nor broadcast
+  UnknownEtherType,      // neither IPv4 nor ARP
+  NoUpperLayer,          // IPv4 arrived but no DatagramSink is set
+  ArpNotForUs,           // ARP whose target address is not ours
+  ArpFromInvalidSender,  // sender address ours, zero, broadcast or multicast
+  ArpTableFull,          // could not record a mapping or a pending request
+  DatagramTooBig,        // larger than the MTU (the layer above fragments)
+  PendingEvicted,        // oldest waiting datagram dropped to make room
+  PendingTimeout,        // no ARP reply within pending_timeout
+  kCount
+};
+const char* to_string(InterfaceDrop d);
+
+struct NetworkInterfaceStats {
+  EnumCounters<wire::EthernetError> ethernet_errors;
+  EnumCounters<wire::ArpError> arp_errors;
+  EnumCounters<InterfaceDrop> drops;
+  uint64_t frames_received = 0;
+  uint64_t frames_sent = 0;
+  uint64_t datagrams_sent = 0;       // handed to the sink, resolved at once or later
+  uint64_t datagrams_delivered = 0;  // given to the DatagramSink
+  uint64_t datagrams_queued = 0;     // waited for ARP
+  uint64_t arp_requests_sent = 0;
+  uint64_t arp_replies_sent = 0;
+  uint64_t arp_learned = 0;
+};
+
+class NetworkInterface {
+ public:
+  NetworkInterface(const NetworkInterfaceConfig& config, FrameSink& out);
+  NetworkInterface(const NetworkInterface&) = delete;
+  NetworkInterface& operator=(const NetworkInterface&) = delete;
+
+  // Where received datagrams go; unset, they are counted and dropped.
+  void set_datagram_sink(DatagramSink* sink, size_t interface_index) {
+    up_ = sink;
+    index_ = interface_index;
+  }
+
+  // Announces our address (gratuitous ARP request).
+  void start(Instant now);
+
+  // Sends `datagram` (a whole IPv4 datagram) towards `next_hop`.
+  void send_datagram(std::string_view datagram, wire::Ipv4Address next_hop, Instant now) {
+    send_datagram(datagram, {}, next_hop, now);
+  }
+  // The same for a datagram held in two pieces (a rewritten header and the
+  // rest), gathered into the frame without an intermediate copy.
+  void send_datagram(std::string_view head, std::string_view tail, wire::Ipv4Address next_hop,
+                     Instant now);
+
+  void receive_frame(std::string_view frame, Instant now);
+
+  // Drops datagrams that waited too long for ARP.
+  void tick(Instant now);
+  // When tick() next has work: the oldest waiting datagram's timeout.
+  std::optional<Instant> next_deadline() const;
+
+  const NetworkInterfaceConfig& config() const { return config_; }
+  wire::Ipv4Address ip() const { return config_.ip; }
+  const wire::MacAddress& mac() const { return config_.mac; }
+  uint16_t mtu() const { return config_.mtu; }
+  const NetworkInterfaceStats& stats() const { return stats_; }
+  const ArpCache& arp_cache() const { return arp_; }
+  size_t pending_datagrams() const { return pending_live_; }
+
+ private:
+  struct Pending {
+    wire::Ipv4Address next_hop;
+    uint32_t length = 0;
+    Instant queued_at;
+    bool live = false;
+  };
+
+  void drop(InterfaceDrop why);
+  void handle_arp(std::string_view payload, Instant now);
+  void send_arp(wire::ArpOpcode opcode, const wire::MacAddress& dst_mac,
+                const wire::MacAddress& target_mac, wire::Ipv4Address target_ip);
+  void send_ipv4_frame(const wire::MacAddress& dst, std::string_view head, std::string_view tail);
+  void enqueue(std::string_view head, std::string_view tail, wire::Ipv4Address next_hop,
+               Instant now);
+  void flush_pending(wire::Ipv4Address ip, const wire::MacAddress& mac);
+  void trim_pending_head();
+  char* pending_data(size_t slot) { return pending_bytes_.data() + slot * config_.mtu; }
+
+  NetworkInterfaceConfig config_;
+  FrameSink& out_;
+  DatagramSink* up_ = nullptr;
+  size_t index_ = 0;
+  ArpCache arp_;
+  std::vector<char> frame_;  // the frame being built
+  std::vector<Pending> pending_;
+  std::vector<char> pending_bytes_;
+  size_t pending_head_ = 0;
+  size_t pending_count_ = 0;  // ring occupancy, live or not
+  size_t pending_live_ = 0;
+  NetworkInterfaceStats stats_;
+};
+
+}  // namespace tinytcp::net
