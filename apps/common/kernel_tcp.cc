@@ -31,7 +31,7 @@ HostPort parse_host_port(const std::string& text) {
   return HostPort{text.substr(0, colon), static_cast<uint16_t>(port)};
 }
 
-int connect_tcp(const HostPort& to, Duration timeout) {
+int connect_tcp(const HostPort& to, Duration timeout, const std::string& congestion_control) {
   addrinfo hints{};
   hints.ai_family = AF_INET;
   hints.ai_socktype = SOCK_STREAM;
@@ -44,6 +44,15 @@ int connect_tcp(const HostPort& to, Duration timeout) {
   if (fd < 0) {
     ::freeaddrinfo(found);
     throw std::runtime_error(fmt::format("socket: {}", std::strerror(errno)));
+  }
+  if (!congestion_control.empty() &&
+      ::setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, congestion_control.data(),
+                   static_cast<socklen_t>(congestion_control.size())) != 0) {
+    const int error = errno;
+    ::freeaddrinfo(found);
+    ::close(fd);
+    throw std::invalid_argument(fmt::format("kernel congestion control '{}': {}",
+                                            congestion_control, std::strerror(error)));
   }
   int rc = ::connect(fd, found->ai_addr, found->ai_addrlen);
   ::freeaddrinfo(found);

@@ -20,7 +20,9 @@ struct HostPort {
 HostPort parse_host_port(const std::string& text);
 
 // Connects, waiting at most `timeout`; throws "cannot reach HOST:PORT: why".
-int connect_tcp(const HostPort& to, Duration timeout);
+// `congestion_control` (e.g. "cubic", "bbr", "reno"; empty: the system
+// default) is set with TCP_CONGESTION before connecting.
+int connect_tcp(const HostPort& to, Duration timeout, const std::string& congestion_control = "");
 
 // Listens on 0.0.0.0:port (port 0 picks one); throws on failure.
 int listen_tcp(uint16_t port, int backlog);

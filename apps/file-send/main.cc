@@ -40,6 +40,7 @@ int run(int argc, char** argv) {
   std::string to;
   std::string transport = "kernel";
   std::string name;
+  std::string cc;
   double connect_timeout = 10;
   double idle_timeout = 30;
   bool json = false;
@@ -51,6 +52,9 @@ int run(int argc, char** argv) {
                  "kernel: kernel TCP (the udp and tun transports over tinytcp's own TCP "
                  "arrive with issue #6)")
       ->check(CLI::IsMember({"kernel"}));
+  app.add_option("--cc", cc,
+                 "Congestion control; with the kernel transport any of "
+                 "/proc/sys/net/ipv4/tcp_available_congestion_control (default: the system's)");
   app.add_option("--name", name, "Name to give the file at the receiver (default: base name)");
   app.add_option("--connect-timeout", connect_timeout, "Seconds to wait for the receiver")
       ->check(CLI::PositiveNumber);
@@ -156,6 +160,7 @@ int run(int argc, char** argv) {
     j["retransmits"] = info.total_retransmits;
     j["efficiency"] = efficiency;
     j["transport"] = transport;
+    j["cc"] = cc.empty() ? "default" : cc;
     j["sha256"] = to_hex(digest);
     j["verified"] = true;
     std::cout << j.dump() << "\n";
