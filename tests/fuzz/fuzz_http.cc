@@ -1,0 +1,29 @@
+// Any bytes into the HTTP/1.1 parser, as a response and as a request, in two
+// pieces: it must finish or fail, never crash or buffer without bound.
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "proto/http.hh"
+#include "util/check.hh"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  using tinytcp::proto::HttpParser;
+  const std::string_view input(reinterpret_cast<const char*>(data), size);
+  const size_t split = size > 0 ? data[0] % (size + 1) : 0;
+  for (const auto kind : {HttpParser::Kind::Response, HttpParser::Kind::Request}) {
+    HttpParser parser(kind);
+    uint64_t body = 0;
+    const auto sink = [&](std::string_view b) { body += b.size(); };
+    size_t used = parser.feed(input.substr(0, split), sink);
+    if (used == split) {
+      used += parser.feed(input.substr(split), sink);
+    }
+    parser.finish();
+    TINYTCP_CHECK(parser.done() || parser.failed());
+    TINYTCP_CHECK(used <= size);
+    TINYTCP_CHECK(body <= size);
+  }
+  return 0;
+}

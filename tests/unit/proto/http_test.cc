@@ -1,0 +1,214 @@
+#include "proto/http.hh"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "util/random.hh"
+
+namespace tinytcp::proto {
+namespace {
+
+struct Parsed {
+  HttpParser parser;
+  std::string body;
+  size_t used = 0;
+};
+
+// Feeds `text` in pieces of `step` bytes (0: all at once).
+Parsed parse(HttpParser::Kind kind, std::string_view text, size_t step = 0, bool close = false,
+             bool head = false) {
+  Parsed p{HttpParser(kind, head), {}, 0};
+  const auto sink = [&](std::string_view b) { p.body.append(b); };
+  if (step == 0) {
+    p.used = p.parser.feed(text, sink);
+  } else {
+    for (size_t at = 0; at < text.size() && !p.parser.done() && !p.parser.failed(); at += step) {
+      p.used += p.parser.feed(text.substr(at, step), sink);
+    }
+  }
+  if (close) {
+    p.parser.finish();
+  }
+  return p;
+}
+
+Parsed response(std::string_view text, bool close = false) {
+  return parse(HttpParser::Kind::Response, text, 0, close);
+}
+
+TEST(UrlTest, ParsesHostPortAndPath) {
+  auto u = parse_url("http://169.254.144.1:8000/files/a.bin?x=1#frag");
+  ASSERT_TRUE(u) << u.error();
+  EXPECT_EQ(u->host, "169.254.144.1");
+  EXPECT_EQ(u->port, 8000);
+  EXPECT_EQ(u->path, "/files/a.bin?x=1");
+  u = parse_url("HTTP://example.test");
+  ASSERT_TRUE(u);
+  EXPECT_EQ(u->port, 80);
+  EXPECT_EQ(u->path, "/");
+  u = parse_url("http://h?q");
+  ASSERT_TRUE(u);
+  EXPECT_EQ(u->path, "/?q");
+}
+
+TEST(UrlTest, RejectsWhatItCannotFetch) {
+  for (const char* bad :
+       {"https://x/", "ftp://x", "x/y", "http://", "http://:80/", "http://h:0/", "http://h:65536/",
+        "http://h:8a/", "http://u@h/", "http://h h/", "http://h/a b"}) {
+    EXPECT_FALSE(parse_url(bad)) << bad;
+  }
+}
+
+TEST(HttpRequestTest, GetRequestGoldenBytes) {
+  Url url{"h.test", 8080, "/p?q"};
+  EXPECT_EQ(make_get_request(url, "ua"),
+            "GET /p?q HTTP/1.1\r\nHost: h.test:8080\r\nUser-Agent: ua\r\nAccept: */*\r\n"
+            "Connection: close\r\n\r\n");
+  url.port = 80;
+  EXPECT_NE(make_get_request(url).find("Host: h.test\r\n"), std::string::npos);
+}
+
+TEST(HttpParserTest, ContentLengthBody) {
+  const auto p = response("HTTP/1.1 200 OK\r\nContent-Length: 5\r\nX: y\r\n\r\nhelloEXTRA");
+  ASSERT_TRUE(p.parser.done());
+  EXPECT_EQ(p.parser.status(), 200);
+  EXPECT_EQ(p.parser.reason(), "OK");
+  EXPECT_EQ(p.body, "hello");
+  EXPECT_EQ(*p.parser.header("x"), "y");
+  EXPECT_EQ(*p.parser.content_length(), 5u);
+}
+
+TEST(HttpParserTest, LeavesBytesAfterTheMessage) {
+  const std::string msg = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
+  const auto p = response(msg + "NEXT");
+  EXPECT_EQ(p.used, msg.size());
+}
+
+TEST(HttpParserTest, ChunkedBodyWithExtensionsAndTrailers) {
+  const auto p = response(
+      "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+      "5;ext=1\r\nhello\r\nA\r\n, world!!!\r\n0\r\nTrailer: t\r\n\r\n");
+  ASSERT_TRUE(p.parser.done()) << to_string(p.parser.error());
+  EXPECT_EQ(p.body, "hello, world!!!");
+  EXPECT_TRUE(p.parser.chunked());
+}
+
+TEST(HttpParserTest, CloseDelimitedBody) {
+  auto p = response("HTTP/1.0 200 OK\r\n\r\nall of it");
+  EXPECT_FALSE(p.parser.done());
+  p.parser.finish();
+  EXPECT_TRUE(p.parser.done());
+  EXPECT_EQ(p.body, "all of it");
+}
+
+TEST(HttpParserTest, NoBodyForHead204And304) {
+  EXPECT_TRUE(parse(HttpParser::Kind::Response, "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n", 0,
+                    false, true)
+                  .parser.done());
+  EXPECT_TRUE(response("HTTP/1.1 204 No Content\r\n\r\n").parser.done());
+  EXPECT_TRUE(response("HTTP/1.1 304 Not Modified\r\nContent-Length: 9\r\n\r\n").parser.done());
+}
+
+TEST(HttpParserTest, EverySplitGivesTheSameResult) {
+  const std::string msg =
+      "HTTP/1.1 404 Not Found\r\nTransfer-Encoding: chunked\r\nA: b\r\n\r\n"
+      "3\r\nabc\r\n10\r\n0123456789abcdef\r\n0\r\n\r\n";
+  for (size_t step = 1; step <= msg.size(); ++step) {
+    const auto p = parse(HttpParser::Kind::Response, msg, step);
+    ASSERT_TRUE(p.parser.done()) << step;
+    EXPECT_EQ(p.parser.status(), 404);
+    EXPECT_EQ(p.body, "abc0123456789abcdef") << step;
+  }
+}
+
+TEST(HttpParserTest, TruncatedMessagesAreErrors) {
+  const std::string msg = "HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nbody";
+  for (size_t len = 0; len < msg.size(); ++len) {
+    auto p = response(msg.substr(0, len), true);
+    EXPECT_TRUE(p.parser.failed()) << len;
+    EXPECT_EQ(p.parser.error(), HttpError::Truncated) << len;
+  }
+}
+
+TEST(HttpParserTest, MalformedResponses) {
+  const std::pair<const char*, HttpError> cases[] = {
+      {"HTTX/1.1 200 OK\r\n\r\n", HttpError::BadStartLine},
+      {"HTTP/2.0 200 OK\r\n\r\n", HttpError::BadVersion},
+      {"HTTP/1.2 200 OK\r\n\r\n", HttpError::BadVersion},
+      {"HTTP/1.1 2x0 OK\r\n\r\n", HttpError::BadStatus},
+      {"HTTP/1.1 999 OK\r\n\r\n", HttpError::BadStatus},
+      {"HTTP/1.1 2000 OK\r\n\r\n", HttpError::BadStatus},
+      {"HTTP/1.1 200 OK\r\nNoColon\r\n\r\n", HttpError::BadHeader},
+      {"HTTP/1.1 200 OK\r\n: empty\r\n\r\n", HttpError::BadHeader},
+      {"HTTP/1.1 200 OK\r\nName : v\r\n\r\n", HttpError::BadHeader},
+      {"HTTP/1.1 200 OK\r\nA: b\r\n folded\r\n\r\n", HttpError::BadHeader},
+      {"HTTP/1.1 200 OK\r\nContent-Length: -1\r\n\r\n", HttpError::BadContentLength},
+      {"HTTP/1.1 200 OK\r\nContent-Length: 99999999999999999999\r\n\r\n",
+       HttpError::BadContentLength},
+      {"HTTP/1.1 200 OK\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n",
+       HttpError::ConflictingLength},
+      {"HTTP/1.1 200 OK\r\nContent-Length: 1\r\nTransfer-Encoding: chunked\r\n\r\n",
+       HttpError::ConflictingLength},
+      {"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\n\r\n", HttpError::UnsupportedCoding},
+      {"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", HttpError::BadChunk},
+      {"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n\r\n", HttpError::BadChunk},
+      {"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n1\r\nabc\r\n", HttpError::BadChunk},
+      {"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nfffffffffffffffff\r\n",
+       HttpError::BadChunk},
+  };
+  for (const auto& [text, error] : cases) {
+    const auto p = response(text);
+    EXPECT_TRUE(p.parser.failed()) << text;
+    EXPECT_EQ(p.parser.error(), error) << text << ": " << to_string(p.parser.error());
+  }
+}
+
+TEST(HttpParserTest, HeaderSectionIsBounded) {
+  std::string big = "HTTP/1.1 200 OK\r\nX: " + std::string(HttpParser::kMaxHeaderBytes, 'a');
+  auto p = response(big);
+  EXPECT_TRUE(p.parser.failed());
+  EXPECT_EQ(p.parser.error(), HttpError::HeaderTooLarge);
+  std::string many = "HTTP/1.1 200 OK\r\n";
+  for (size_t i = 0; i <= HttpParser::kMaxHeaders; ++i) {
+    many += "H" + std::to_string(i) + ": v\r\n";
+  }
+  p = response(many + "\r\n");
+  EXPECT_TRUE(p.parser.failed());
+  EXPECT_EQ(p.parser.error(), HttpError::TooManyHeaders);
+}
+
+TEST(HttpParserTest, ChunkSizeLineIsBounded) {
+  const auto p =
+      response("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n1;" + std::string(5000, 'e'));
+  EXPECT_TRUE(p.parser.failed());
+  EXPECT_EQ(p.parser.error(), HttpError::BadChunk);
+}
+
+TEST(HttpParserTest, Requests) {
+  auto p = parse(HttpParser::Kind::Request,
+                 "\r\nPUT /up/file.bin HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\nabc");
+  ASSERT_TRUE(p.parser.done()) << to_string(p.parser.error());
+  EXPECT_EQ(p.parser.method(), "PUT");
+  EXPECT_EQ(p.parser.target(), "/up/file.bin");
+  EXPECT_EQ(p.body, "abc");
+  p = parse(HttpParser::Kind::Request, "GET / HTTP/1.1\r\nHost: x\r\n\r\n");
+  EXPECT_TRUE(p.parser.done());
+  EXPECT_EQ(p.body, "");
+  for (const char* bad : {"GET /\r\n\r\n", "GET  / HTTP/1.1\r\n\r\n", "GET / HTTP/1.1 x\r\n\r\n",
+                          "G(T / HTTP/1.1\r\n\r\n", "GET / HTTP/3\r\n\r\n"}) {
+    EXPECT_TRUE(parse(HttpParser::Kind::Request, bad).parser.failed()) << bad;
+  }
+}
+
+TEST(HttpParserTest, RandomBytesNeverCrash) {
+  Rng rng(seed_from_env("TINYTCP_SEED", 5));
+  for (int i = 0; i < 2000; ++i) {
+    std::string junk = "HTTP/1.1 200 OK\r\n" + rng.bytes(rng.uniform(0, 200));
+    auto p = parse(HttpParser::Kind::Response, junk, rng.uniform(1, 16), true);
+    EXPECT_TRUE(p.parser.done() || p.parser.failed()) << "seed " << rng.seed();
+  }
+}
+
+}  // namespace
+}  // namespace tinytcp::proto
