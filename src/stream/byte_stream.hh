@@ -49,6 +49,22 @@ class ByteStream {
     const uint64_t first = capacity_ - head_;
     return {buffer_.get() + head_, static_cast<size_t>(size_ < first ? size_ : first)};
   }
+  // A contiguous view of the buffered bytes starting `offset` bytes after the
+  // read position: up to the end of the buffered bytes or, at the wrap point,
+  // the part before it. Empty when offset >= bytes_buffered(). Lets the TCP
+  // sender hand out payload views of bytes it has sent but not yet popped.
+  std::string_view peek_at(uint64_t offset) const {
+    if (offset >= size_) {
+      return {};
+    }
+    uint64_t at = head_ + offset;
+    if (at >= capacity_) {
+      at -= capacity_;
+    }
+    const uint64_t left = size_ - offset;
+    const uint64_t first = capacity_ - at;
+    return {buffer_.get() + at, static_cast<size_t>(left < first ? left : first)};
+  }
   // Removes up to `n` buffered bytes (fewer if fewer are buffered).
   void pop(uint64_t n) {
     if (n > size_) {

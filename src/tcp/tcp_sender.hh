@@ -14,15 +14,22 @@
 //
 // Time comes in as `now`; `next_deadline()` says when `tick()` is next needed.
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
+#include <string>
+#include <string_view>
 
 #include "stream/byte_stream.hh"
+#include "tcp/congestion/congestion_control.hh"
+#include "tcp/rtt_estimator.hh"
+#include "tcp/sack_scoreboard.hh"
 #include "tcp/tcp_config.hh"
 #include "tcp/tcp_segment.hh"
 #include "tcp/wrap32.hh"
+#include "util/counters.hh"
 #include "util/time.hh"
 
 namespace tinytcp::tcp {
@@ -45,11 +52,29 @@ enum class AckResult {
   TooOld,     // below that: RFC 5961 drop (connection sends an ACK)
   Unsent,     // SEG.ACK > SND.NXT: acknowledges something not yet sent (send an ACK, drop)
 };
+constexpr size_t kAckResultCount = 6;
+std::string_view to_string(AckResult r);
+
+// Fields of an acceptable ACK that were nonsense and ignored (the rest of the
+// ACK is still used). Each is counted in SenderStats::input_errors.
+enum class SenderInputError {
+  SackBlockInverted,      // left edge not below the right edge
+  SackBlockOutOfWindow,   // outside [SEG.ACK, SND.NXT] and not a D-SACK (RFC 2883)
+  SackNotNegotiated,      // SACK blocks although SACK was not negotiated
+  WindowShrunk,           // right edge moved left (RFC 9293 §3.8.6.2.1: accepted, counted)
+  TimestampEchoInFuture,  // TSecr later than any TSval we sent (RFC 7323 §4)
+  WindowScaleTooLarge,    // peer's shift > 14, clamped (RFC 7323 §2.3)
+  PeerMssTooSmall,        // peer's MSS below 64, raised
+  kCount
+};
+std::string_view to_string(SenderInputError e);
 
 enum class SenderFailure {
   MaxRetransmissions,  // TcpConfig::max_retransmissions consecutive retransmissions
   UserTimeout,         // data unacknowledged for TcpConfig::user_timeout
+  KeepaliveTimeout,    // TcpConfig::keepalive_probes keepalive probes unanswered
 };
+std::string_view to_string(SenderFailure f);
 
 struct SenderStats {
   uint64_t segments_sent = 0;
@@ -62,6 +87,12 @@ struct SenderStats {
   uint64_t duplicate_acks = 0;
   uint64_t zero_window_probes = 0;
   uint64_t keepalive_probes = 0;
+  uint64_t dsack_blocks = 0;  // RFC 2883 duplicate reports (ignored)
+  // Every ACK seen, by classification (index: AckResult).
+  std::array<uint64_t, kAckResultCount> acks{};
+  EnumCounters<SenderInputError> input_errors;
+
+  uint64_t ack_count(AckResult r) const { return acks[static_cast<size_t>(r)]; }
 };
 
 // A snapshot for traces and summaries.
@@ -72,6 +103,7 @@ struct SenderState {
   Duration srtt{0};
   Duration rttvar{0};
   Duration rto{0};
+  bool in_recovery = false;
 };
 
 class TcpSender {
@@ -109,6 +141,10 @@ class TcpSender {
 
   // A segment with no payload at SND.NXT (for a pure ACK or RST).
   TcpSegment make_empty_segment() const;
+  // The same with TSval set when timestamps were negotiated.
+  TcpSegment make_empty_segment(Instant now) const;
+  // Our RFC 7323 TSval at `now` (millisecond clock with a per-connection offset).
+  uint32_t timestamp_value(Instant now) const;
 
   Wrap32 isn() const;
   Wrap32 next_seqno() const;      // SND.NXT
@@ -125,9 +161,85 @@ class TcpSender {
   SenderState state() const;
   void set_trace(Trace trace);
 
+  // Payload bytes per segment: min(peer MSS, our MSS) less timestamp option bytes.
+  uint32_t max_payload() const { return smss_; }
+  bool in_recovery() const { return in_recovery_; }
+  // RFC 6675 pipe: bytes presumed in the network.
+  uint64_t bytes_in_flight() const;
+  // TCP_NODELAY at run time.
+  void set_nagle(bool on) { config_.nagle = on; }
+  const CongestionControl& congestion_control() const { return *cc_; }
+  // Set when TcpConfig::congestion_control was not understood (Reno is used).
+  const std::optional<std::string>& congestion_control_error() const { return cc_error_; }
+
  private:
-  struct Impl;
-  std::unique_ptr<Impl> impl_;
+  void send_syn(Instant now, const Transmit& transmit);
+  void send_new_data(Instant now, const Transmit& transmit);
+  bool send_retransmissions(Instant now, const Transmit& transmit);
+  void transmit_range(uint64_t start, uint32_t length, bool syn, bool fin, Instant now,
+                      const Transmit& transmit);
+  void retransmit(size_t index, Instant now, const Transmit& transmit);
+  void on_rto(Instant now, const Transmit& transmit);
+  void on_persist(Instant now, const Transmit& transmit);
+  void on_keepalive(Instant now, const Transmit& transmit);
+  void process_sack(const TcpSegment& segment, uint64_t ack, uint64_t& newly_sacked);
+  void enter_recovery(Instant now);
+  void arm_rto(Instant now);
+  void restart_timers_after_ack(Instant now);
+  void maybe_arm_persist(Instant now);
+  std::optional<Instant> keepalive_deadline() const;
+  void fail(SenderFailure why);
+  void maybe_trace(Instant now);
+  uint64_t pending_bytes() const;  // written by the app, not yet sent once
+  uint64_t fin_seqno() const { return 1 + outbound_.bytes_pushed(); }
+
+  TcpConfig config_;
+  Wrap32 isn_;
+  stream::ByteStream outbound_;
+  std::unique_ptr<CongestionControl> cc_;
+  std::optional<std::string> cc_error_;
+  RttEstimator rtt_;
+  SackScoreboard board_;
+  PeerOptions peer_;
+  uint32_t smss_;
+  uint32_t ts_offset_;
+
+  uint64_t snd_una_ = 0;  // absolute: 0 is the SYN
+  uint64_t snd_nxt_ = 0;
+  uint64_t wnd_ = 0;  // peer's window in bytes, scaled
+  uint64_t max_wnd_ = 0;
+  bool wnd_set_ = false;
+  Wrap32 wl1_;
+  Wrap32 wl2_;
+  bool syn_sent_ = false;
+  bool fin_sent_ = false;
+  bool syn_timed_out_ = false;
+
+  // Loss recovery (RFC 5681 §3.2, RFC 6582, RFC 6675).
+  bool in_recovery_ = false;
+  uint64_t recover_ = 0;
+  uint32_t dupacks_ = 0;
+  uint64_t reno_dup_bytes_ = 0;  // without SACK: bytes that duplicate ACKs say have left
+  bool retransmit_now_ = false;  // the next retransmission ignores cwnd
+  bool cwnd_limited_ = false;    // push() stopped at cwnd since the last ACK
+  uint64_t delivered_ = 0;
+
+  // Timers.
+  std::optional<Instant> rto_deadline_;
+  std::optional<Instant> persist_deadline_;
+  Duration persist_interval_{0};
+  uint32_t persist_probes_out_ = 0;  // unanswered zero-window probes
+  std::optional<Instant> unacked_since_;
+  Instant last_heard_;
+  uint32_t keepalive_probes_out_ = 0;
+  Instant last_keepalive_;
+  uint32_t consecutive_retransmissions_ = 0;
+  std::optional<SenderFailure> failure_;
+
+  SenderStats stats_;
+  Trace trace_;
+  SenderState traced_;
+  std::string scratch_;  // payload of a segment that crosses the ring's wrap point
 };
 
 }  // namespace tinytcp::tcp

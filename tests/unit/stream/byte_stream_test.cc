@@ -69,6 +69,28 @@ TEST(ByteStreamTest, PeekAtWrapPointGivesFirstPart) {
   EXPECT_EQ(s.peek(), "ij");
 }
 
+TEST(ByteStreamTest, PeekAtOffsetStopsAtBufferedEnd) {
+  ByteStream s(8);
+  s.push("abcde");
+  EXPECT_EQ(s.peek_at(0), "abcde");
+  EXPECT_EQ(s.peek_at(2), "cde");
+  EXPECT_EQ(s.peek_at(4), "e");
+  EXPECT_TRUE(s.peek_at(5).empty());
+  EXPECT_TRUE(s.peek_at(100).empty());
+}
+
+TEST(ByteStreamTest, PeekAtOffsetAcrossTheWrapPoint) {
+  ByteStream s(8);
+  s.push("abcdef");
+  s.pop(5);                        // head at 5, "f" buffered
+  s.push("ghij");                  // occupies 6,7,0,1
+  EXPECT_EQ(s.peek_at(0), "fgh");  // stops at the wrap point
+  EXPECT_EQ(s.peek_at(1), "gh");
+  EXPECT_EQ(s.peek_at(3), "ij");  // starts past the wrap point
+  EXPECT_EQ(s.peek_at(4), "j");
+  EXPECT_TRUE(s.peek_at(5).empty());
+}
+
 TEST(ByteStreamTest, CloseFinishesOnceDrained) {
   ByteStream s(8);
   s.push("hi");

@@ -1,0 +1,111 @@
+#pragma once
+
+// CongestionControl: the one interface between TcpSender and a congestion
+// control algorithm (ARCHITECTURE.md principle 6). The sender does the loss
+// detection and recovery bookkeeping (SACK scoreboard, pipe, RFC 6582 recover
+// point) and tells the algorithm what happened through the events below; the
+// algorithm answers with cwnd (and ssthresh for reports). The sender sends
+// while pipe < cwnd and within the peer's window: usable = min(rwnd, cwnd).
+//
+// Algorithms are separate classes (Reno, NewReno, Cubic, FixedWindow) made by
+// make_congestion_control(). The events carry enough for a model-based
+// algorithm (BBR, issue #6): delivered bytes and their time for rate samples,
+// RTT samples, bytes in flight, and an optional pacing rate the sender may
+// honour.
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "util/expected.hh"
+#include "util/time.hh"
+
+namespace tinytcp::tcp {
+
+// What an algorithm needs at construction.
+struct CongestionParams {
+  uint32_t smss = 536;                    // sender maximum segment size (payload bytes)
+  uint32_t initial_window_segments = 10;  // RFC 6928
+};
+
+// One ACK that acknowledged or SACKed new data.
+struct AckEvent {
+  Instant now;
+  uint64_t bytes_acked = 0;      // newly cumulatively acknowledged
+  uint64_t bytes_sacked = 0;     // newly selectively acknowledged
+  uint64_t delivered_total = 0;  // all bytes delivered so far (acked + SACKed)
+  uint64_t prior_in_flight = 0;  // pipe before this ACK
+  uint64_t in_flight = 0;        // pipe after it
+  std::optional<Duration> rtt;   // an RTT sample taken from this ACK
+  Duration min_rtt{0};           // smallest RTT seen (0: none yet)
+  Duration srtt{0};              // smoothed RTT (0: none yet)
+  bool cwnd_limited = true;      // was the sender limited by cwnd (RFC 7661)?
+};
+
+// A congestion signal: loss detected by duplicate ACKs or SACK (fast
+// retransmit), or a retransmission timeout.
+struct LossEvent {
+  Instant now;
+  uint64_t flight_size = 0;  // RFC 5681 FlightSize: bytes sent and not yet acknowledged
+  uint64_t in_flight = 0;    // RFC 6675 pipe
+  bool repeated = false;     // a further timeout of the same segment (RFC 5681 §3.1)
+};
+
+// How an algorithm wants a partial ACK during cumulative-ACK (non-SACK) fast
+// recovery handled.
+enum class PartialAckResponse {
+  ExitRecovery,           // RFC 5681 Reno: deflate to ssthresh and leave recovery
+  RetransmitNextUnacked,  // RFC 6582 NewReno: retransmit the next hole, stay
+};
+
+class CongestionControl {
+ public:
+  virtual ~CongestionControl() = default;
+
+  virtual std::string_view name() const = 0;
+
+  // The sender's MSS changed (the handshake settled it). Before any data has
+  // been acknowledged the initial window is recomputed from it.
+  virtual void set_mss(uint32_t smss) = 0;
+
+  // A segment carrying `bytes` of sequence space left (first transmission or
+  // retransmission); `in_flight` includes it.
+  virtual void on_packet_sent(Instant now, uint64_t bytes, uint64_t in_flight) {
+    (void)now;
+    (void)bytes;
+    (void)in_flight;
+  }
+
+  // New data acknowledged outside loss recovery: grow the window.
+  virtual void on_ack(const AckEvent& ack) = 0;
+
+  // Entering fast recovery (RFC 5681 §3.2, RFC 6675 §5 step 4): reduce.
+  virtual void on_congestion_event(const LossEvent& loss) = 0;
+
+  // A partial ACK inside recovery: one that advances SND.UNA but not past the
+  // recovery point (RFC 6582 §3.2 step 3). With SACK the RFC 6675 scoreboard
+  // drives recovery and the answer is not used.
+  virtual PartialAckResponse on_partial_ack(const AckEvent& ack) = 0;
+
+  // A full ACK ended recovery (RFC 6582 §3.2 step 3, RFC 6675 §5).
+  virtual void on_recovery_exit(const AckEvent& ack) = 0;
+
+  // The retransmission timer expired (RFC 5681 §3.1 equation 4, loss window).
+  virtual void on_rto(const LossEvent& loss) = 0;
+
+  virtual uint64_t cwnd() const = 0;
+  virtual uint64_t ssthresh() const = 0;
+
+  // Bytes per second at which to pace, for model-based algorithms. The sender
+  // ignores it today (TODO(#6): pacing).
+  virtual std::optional<uint64_t> pacing_rate() const { return std::nullopt; }
+};
+
+// Makes an algorithm from a spec: "reno", "newreno", "cubic" or "fixed:N"
+// (N segments, 1 <= N <= 1'000'000). The error is a message an app can print.
+Expected<std::unique_ptr<CongestionControl>, std::string> make_congestion_control(
+    std::string_view spec, const CongestionParams& params);
+
+}  // namespace tinytcp::tcp

@@ -1,0 +1,81 @@
+#include "tcp/congestion/reno.hh"
+
+#include <algorithm>
+#include <limits>
+
+namespace tinytcp::tcp {
+
+namespace {
+// RFC 5681 §3.1: the initial ssthresh SHOULD be arbitrarily high.
+constexpr uint64_t kInfiniteSsthresh = std::numeric_limits<uint32_t>::max();
+}  // namespace
+
+Reno::Reno(const CongestionParams& params)
+    : smss_(std::max<uint32_t>(1, params.smss)),
+      initial_segments_(std::max<uint32_t>(1, params.initial_window_segments)),
+      cwnd_(uint64_t{initial_segments_} * smss_),
+      ssthresh_(kInfiniteSsthresh) {}
+
+void Reno::set_mss(uint32_t smss) {
+  smss_ = std::max<uint32_t>(1, smss);
+  if (!data_acked_) {
+    cwnd_ = uint64_t{initial_segments_} * smss_;  // RFC 6928 initial window
+  }
+}
+
+uint64_t Reno::reduced_ssthresh(uint64_t flight_size) const {
+  // RFC 5681 §3.2 equation 4: ssthresh = max(FlightSize / 2, 2 * SMSS).
+  return std::max<uint64_t>(flight_size / 2, 2 * uint64_t{smss_});
+}
+
+void Reno::on_ack(const AckEvent& ack) {
+  data_acked_ = true;
+  // RFC 7661 §4.3 spirit: a window that is not used is not validated, so it
+  // does not grow either.
+  if (!ack.cwnd_limited || ack.bytes_acked == 0) {
+    return;
+  }
+  if (cwnd_ < ssthresh_) {
+    // RFC 5681 §3.1 equation 2: cwnd += min(N, SMSS).
+    cwnd_ += std::min<uint64_t>(ack.bytes_acked, smss_);
+    return;
+  }
+  // RFC 5681 §3.1, byte counting: one SMSS per cwnd of acknowledged bytes.
+  bytes_acked_ += ack.bytes_acked;
+  if (bytes_acked_ >= cwnd_) {
+    bytes_acked_ -= cwnd_;
+    cwnd_ += smss_;
+  }
+}
+
+void Reno::on_congestion_event(const LossEvent& loss) {
+  data_acked_ = true;
+  ssthresh_ = reduced_ssthresh(loss.flight_size);
+  cwnd_ = ssthresh_;
+  bytes_acked_ = 0;
+}
+
+PartialAckResponse Reno::on_partial_ack(const AckEvent& ack) {
+  (void)ack;
+  // RFC 5681 §3.2 step 6: the first ACK of new data deflates the window.
+  cwnd_ = ssthresh_;
+  return PartialAckResponse::ExitRecovery;
+}
+
+void Reno::on_recovery_exit(const AckEvent& ack) {
+  (void)ack;
+  cwnd_ = ssthresh_;  // RFC 5681 §3.2 step 6, RFC 6582 §3.2 step 3 option (1)
+}
+
+void Reno::on_rto(const LossEvent& loss) {
+  data_acked_ = true;
+  // RFC 5681 §3.1: ssthresh from equation 4 on the first timeout of a
+  // segment, unchanged on its further timeouts; cwnd = loss window = 1 SMSS.
+  if (!loss.repeated) {
+    ssthresh_ = reduced_ssthresh(loss.flight_size);
+  }
+  cwnd_ = smss_;
+  bytes_acked_ = 0;
+}
+
+}  // namespace tinytcp::tcp

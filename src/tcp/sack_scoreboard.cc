@@ -1,0 +1,239 @@
+#include "tcp/sack_scoreboard.hh"
+
+#include <algorithm>
+
+#include "util/check.hh"
+
+namespace tinytcp::tcp {
+
+void SackScoreboard::add(uint64_t start, uint32_t length, bool syn, bool fin, Instant now) {
+  TINYTCP_DCHECK(queue_.empty() || queue_.back().end() == start);
+  OutstandingSegment seg;
+  seg.start = start;
+  seg.length = length;
+  seg.syn = syn;
+  seg.fin = fin;
+  seg.sent_at = now;
+  queue_.push_back(seg);
+  outstanding_ += length;
+}
+
+SackScoreboard::Acked SackScoreboard::acknowledge(uint64_t ack) {
+  Acked acked;
+  while (!queue_.empty() && queue_.front().start < ack) {
+    OutstandingSegment& seg = queue_.front();
+    const bool whole = seg.end() <= ack;
+    const uint64_t n = whole ? seg.length : ack - seg.start;
+    acked.bytes += n;
+    acked.any_retransmitted |= seg.ever_retransmitted;
+    if (!acked.oldest_sent || seg.sent_at < *acked.oldest_sent) {
+      acked.oldest_sent = seg.sent_at;
+    }
+    acked.syn |= seg.syn;
+    outstanding_ -= n;
+    if (seg.sacked) {
+      acked.sacked_bytes += n;
+      sacked_bytes_ -= n;
+      if (loss_index_ > 0) {
+        below_sacked_bytes_ -= n;
+      }
+    } else {
+      if (seg.lost) {
+        lost_bytes_ -= n;
+      }
+      if (seg.rexmit) {
+        rexmit_bytes_ -= n;
+      }
+    }
+    if (!whole) {
+      // A peer acknowledged part of a segment: keep the rest.
+      seg.start = ack;
+      seg.length = static_cast<uint32_t>(seg.length - n);
+      seg.syn = false;
+      break;
+    }
+    acked.fin |= seg.fin;
+    ++acked.segments;
+    if (seg.sacked) {
+      --sacked_segments_;
+      if (loss_index_ > 0) {
+        --below_sacked_segments_;
+      }
+    }
+    queue_.pop_front();
+    loss_index_ = loss_index_ > 0 ? loss_index_ - 1 : 0;
+    rexmit_index_ = rexmit_index_ > 0 ? rexmit_index_ - 1 : 0;
+  }
+  if (queue_.empty()) {
+    TINYTCP_DCHECK(outstanding_ == 0 && sacked_bytes_ == 0 && lost_bytes_ == 0);
+    below_sacked_bytes_ = 0;
+    below_sacked_segments_ = 0;
+  }
+  return acked;
+}
+
+size_t SackScoreboard::find(uint64_t seq) const {
+  size_t lo = 0;
+  size_t hi = queue_.size();
+  while (lo < hi) {
+    const size_t mid = lo + (hi - lo) / 2;
+    if (queue_[mid].end() <= seq) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  return lo;
+}
+
+void SackScoreboard::begin_sack() {
+  next_cache_count_ = 0;
+}
+
+void SackScoreboard::end_sack() {
+  cache_ = next_cache_;
+  cache_count_ = next_cache_count_;
+}
+
+uint64_t SackScoreboard::sack(uint64_t left, uint64_t right) {
+  if (left >= right) {
+    return 0;
+  }
+  if (next_cache_count_ < kCacheSize) {
+    next_cache_[next_cache_count_++] = Range{left, right};
+  }
+  // Skip the part already applied from the previous ACK's blocks: SACK blocks
+  // repeat, usually growing at the right edge (RFC 2018 §4).
+  uint64_t from = left;
+  uint64_t to = right;
+  for (size_t c = 0; c < cache_count_; ++c) {
+    const Range& r = cache_[c];
+    if (r.left <= from && r.right >= to) {
+      return 0;
+    }
+    if (r.left <= from && r.right > from) {
+      from = r.right;
+    } else if (r.left < to && r.right >= to && r.left > from) {
+      to = r.left;
+    }
+  }
+  uint64_t newly = 0;
+  for (size_t i = find(from); i < queue_.size() && queue_[i].start < to; ++i) {
+    OutstandingSegment& seg = queue_[i];
+    // Only segments wholly inside the original block are sacked.
+    if (seg.sacked || seg.start < left || seg.end() > right) {
+      continue;
+    }
+    if (seg.lost) {
+      lost_bytes_ -= seg.length;
+    }
+    if (seg.rexmit) {
+      rexmit_bytes_ -= seg.length;
+    }
+    seg.sacked = true;
+    seg.lost = false;
+    seg.rexmit = false;
+    sacked_bytes_ += seg.length;
+    ++sacked_segments_;
+    if (i < loss_index_) {
+      below_sacked_bytes_ += seg.length;
+      ++below_sacked_segments_;
+    }
+    newly += seg.length;
+  }
+  return newly;
+}
+
+void SackScoreboard::mark_lost(size_t i) {
+  OutstandingSegment& seg = queue_[i];
+  if (seg.sacked || seg.lost) {
+    return;
+  }
+  seg.lost = true;
+  lost_bytes_ += seg.length;
+  rexmit_index_ = std::min(rexmit_index_, i);
+}
+
+uint64_t SackScoreboard::detect_losses() {
+  uint64_t newly = 0;
+  const uint64_t byte_threshold = uint64_t{kDupThresh - 1} * smss_;
+  while (loss_index_ < queue_.size()) {
+    const OutstandingSegment& seg = queue_[loss_index_];
+    if (seg.sacked) {
+      below_sacked_bytes_ += seg.length;
+      ++below_sacked_segments_;
+      ++loss_index_;
+      continue;
+    }
+    const uint64_t above_segments = sacked_segments_ - below_sacked_segments_;
+    const uint64_t above_bytes = sacked_bytes_ - below_sacked_bytes_;
+    if (above_segments < kDupThresh && above_bytes <= byte_threshold) {
+      break;  // IsLost is false here and for everything above it.
+    }
+    if (!seg.lost) {
+      newly += seg.length;
+    }
+    mark_lost(loss_index_);
+    ++loss_index_;
+  }
+  return newly;
+}
+
+bool SackScoreboard::mark_front_lost() {
+  if (queue_.empty()) {
+    return false;
+  }
+  const OutstandingSegment& seg = queue_.front();
+  if (seg.sacked || seg.rexmit) {
+    return false;
+  }
+  mark_lost(0);
+  return true;
+}
+
+void SackScoreboard::mark_all_lost() {
+  lost_bytes_ = 0;
+  rexmit_bytes_ = 0;
+  for (size_t i = 0; i < queue_.size(); ++i) {
+    OutstandingSegment& seg = queue_[i];
+    seg.rexmit = false;
+    seg.lost = !seg.sacked;
+    if (seg.lost) {
+      lost_bytes_ += seg.length;
+    }
+  }
+  loss_index_ = queue_.size();
+  below_sacked_bytes_ = sacked_bytes_;
+  below_sacked_segments_ = sacked_segments_;
+  rexmit_index_ = 0;
+}
+
+std::optional<size_t> SackScoreboard::next_lost() {
+  // Lost segments are a prefix of the unsacked ones (IsLost is monotonic in
+  // the sequence number; fast retransmit and timeouts mark from the front), so
+  // the cursor stops at the first unsacked segment that is not lost.
+  while (rexmit_index_ < queue_.size()) {
+    const OutstandingSegment& seg = queue_[rexmit_index_];
+    if (seg.sacked || (seg.lost && seg.rexmit)) {
+      ++rexmit_index_;
+      continue;
+    }
+    if (seg.lost) {
+      return rexmit_index_;
+    }
+    break;
+  }
+  return std::nullopt;
+}
+
+void SackScoreboard::on_retransmitted(size_t i, Instant now) {
+  OutstandingSegment& seg = queue_[i];
+  seg.ever_retransmitted = true;
+  seg.sent_at = now;
+  if (seg.lost && !seg.sacked && !seg.rexmit) {
+    seg.rexmit = true;
+    rexmit_bytes_ += seg.length;
+  }
+}
+
+}  // namespace tinytcp::tcp

@@ -1,0 +1,828 @@
+#include "tcp/tcp_sender.hh"
+
+#include <algorithm>
+#include <limits>
+#include <utility>
+
+#include <spdlog/spdlog.h>
+
+#include "tcp/congestion/reno.hh"
+
+namespace tinytcp::tcp {
+
+namespace {
+
+// RFC 7323 §3.2: timestamps take 10 option bytes, 12 with the NOP padding
+// every implementation sends; they reduce the payload of every segment.
+constexpr uint32_t kTimestampOptionBytes = 12;
+// Below this the peer's MSS is nonsense; raised to it (Linux uses 48).
+constexpr uint16_t kMinPeerMss = 64;
+// RFC 7323 §2.3.
+constexpr uint8_t kMaxWindowShift = 14;
+// RFC 6298 §5.7.
+constexpr Duration kRtoAfterSynTimeout = std::chrono::seconds(3);
+
+uint32_t effective_mss(uint16_t ours, uint16_t theirs, bool timestamps) {
+  uint32_t mss = std::min(ours, theirs);
+  if (timestamps && mss > kTimestampOptionBytes + 1) {
+    mss -= kTimestampOptionBytes;
+  }
+  return std::max<uint32_t>(mss, 1);
+}
+
+}  // namespace
+
+std::string_view to_string(AckResult r) {
+  switch (r) {
+    case AckResult::NoAck:
+      return "no ACK flag";
+    case AckResult::Advanced:
+      return "advanced";
+    case AckResult::Duplicate:
+      return "duplicate";
+    case AckResult::Old:
+      return "old";
+    case AckResult::TooOld:
+      return "too old (RFC 5961)";
+    case AckResult::Unsent:
+      return "acknowledges unsent data";
+  }
+  return "?";
+}
+
+std::string_view to_string(SenderInputError e) {
+  switch (e) {
+    case SenderInputError::SackBlockInverted:
+      return "SACK block with left >= right";
+    case SenderInputError::SackBlockOutOfWindow:
+      return "SACK block outside [SND.UNA, SND.NXT]";
+    case SenderInputError::SackNotNegotiated:
+      return "SACK blocks without SACK negotiated";
+    case SenderInputError::WindowShrunk:
+      return "window shrunk";
+    case SenderInputError::TimestampEchoInFuture:
+      return "timestamp echo in the future";
+    case SenderInputError::WindowScaleTooLarge:
+      return "window scale above 14";
+    case SenderInputError::PeerMssTooSmall:
+      return "peer MSS too small";
+    case SenderInputError::kCount:
+      break;
+  }
+  return "?";
+}
+
+std::string_view to_string(SenderFailure f) {
+  switch (f) {
+    case SenderFailure::MaxRetransmissions:
+      return "too many retransmissions";
+    case SenderFailure::UserTimeout:
+      return "user timeout";
+    case SenderFailure::KeepaliveTimeout:
+      return "keepalive timeout";
+  }
+  return "?";
+}
+
+TcpSender::TcpSender(const TcpConfig& config, Wrap32 isn)
+    : config_(config),
+      isn_(isn),
+      outbound_(config.send_buffer_bytes),
+      rtt_(config.rto_initial, config.rto_min, config.rto_max),
+      smss_(effective_mss(config.mss, config.default_peer_mss, false)),
+      // RFC 7323 §5.4 suggests a random offset per connection; the ISN is
+      // one (RFC 6528), and keeps the sender deterministic in tests.
+      ts_offset_(isn.raw()) {
+  peer_.mss = config.default_peer_mss;
+  const CongestionParams params{smss_, config.initial_window_segments};
+  auto cc = make_congestion_control(config.congestion_control, params);
+  if (cc) {
+    cc_ = std::move(cc).value();
+  } else {
+    cc_error_ = cc.error();
+    spdlog::warn("{}; using reno", cc.error());
+    cc_ = std::make_unique<Reno>(params);
+  }
+  board_.set_smss(smss_);
+  scratch_.reserve(smss_);
+  traced_ = state();
+}
+
+TcpSender::~TcpSender() = default;
+TcpSender::TcpSender(TcpSender&&) noexcept = default;
+TcpSender& TcpSender::operator=(TcpSender&&) noexcept = default;
+
+stream::ByteStream& TcpSender::outbound() {
+  return outbound_;
+}
+const stream::ByteStream& TcpSender::outbound() const {
+  return outbound_;
+}
+
+void TcpSender::set_peer_options(const PeerOptions& options) {
+  peer_ = options;
+  if (peer_.send_window_shift > kMaxWindowShift) {
+    stats_.input_errors.count(SenderInputError::WindowScaleTooLarge);
+    SPDLOG_DEBUG("peer window shift {} clamped to 14", peer_.send_window_shift);
+    peer_.send_window_shift = kMaxWindowShift;
+  }
+  if (peer_.mss < kMinPeerMss) {
+    stats_.input_errors.count(SenderInputError::PeerMssTooSmall);
+    SPDLOG_DEBUG("peer MSS {} raised to {}", peer_.mss, kMinPeerMss);
+    peer_.mss = kMinPeerMss;
+  }
+  if (!config_.sack) {
+    peer_.sack = false;  // the switch that compares SACK and cumulative-ACK recovery
+  }
+  if (!config_.timestamps) {
+    peer_.timestamps = false;
+  }
+  smss_ = effective_mss(config_.mss, peer_.mss, peer_.timestamps);
+  cc_->set_mss(smss_);
+  board_.set_smss(smss_);
+  scratch_.reserve(smss_);
+}
+
+uint32_t TcpSender::timestamp_value(Instant now) const {
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now.since_epoch());
+  return ts_offset_ + static_cast<uint32_t>(ms.count());
+}
+
+uint64_t TcpSender::bytes_in_flight() const {
+  const uint64_t pipe = board_.pipe();
+  return pipe - std::min(pipe, reno_dup_bytes_);
+}
+
+uint64_t TcpSender::pending_bytes() const {
+  // Data occupies sequence numbers [1, 1 + bytes_pushed).
+  const uint64_t sent_data = snd_nxt_ > 0 ? snd_nxt_ - 1 : 0;
+  const uint64_t pushed = outbound_.bytes_pushed();
+  return pushed > sent_data ? pushed - sent_data : 0;
+}
+
+// ---------------------------------------------------------------------------
+// Sending
+
+void TcpSender::transmit_range(uint64_t start, uint32_t length, bool syn, bool fin, Instant now,
+                               const Transmit& transmit) {
+  TcpSegment seg;
+  seg.seqno = Wrap32::wrap(start, isn_);
+  seg.syn = syn;
+  seg.fin = fin;
+  const uint32_t payload = length - (syn ? 1u : 0u) - (fin ? 1u : 0u);
+  if (payload > 0) {
+    // Sequence number s > 0 holds stream byte s - 1; bytes below SND.UNA are
+    // already popped from the stream.
+    const uint64_t first = start + (syn ? 1 : 0) - 1;
+    const uint64_t offset = first - outbound_.bytes_popped();
+    const std::string_view view = outbound_.peek_at(offset);
+    if (view.size() >= payload) {
+      seg.payload = view.substr(0, payload);
+    } else {
+      // The segment crosses the ring's wrap point: one copy into scratch.
+      scratch_.assign(view);
+      const std::string_view rest = outbound_.peek_at(offset + view.size());
+      scratch_.append(rest.substr(0, payload - view.size()));
+      seg.payload = scratch_;
+    }
+    seg.psh = first + payload == outbound_.bytes_pushed();
+  }
+  if (syn) {
+    // What we offer; TcpConnection adds the window scale (a receive-side choice).
+    seg.options.mss = config_.mss;
+    seg.options.sack_permitted = config_.sack;
+    if (config_.timestamps) {
+      seg.options.timestamps = Timestamps{timestamp_value(now), 0};
+    }
+  } else if (peer_.timestamps) {
+    seg.options.timestamps = Timestamps{timestamp_value(now), 0};
+  }
+  ++stats_.segments_sent;
+  stats_.bytes_sent += payload;
+  transmit(seg);
+  cc_->on_packet_sent(now, length, bytes_in_flight());
+}
+
+void TcpSender::arm_rto(Instant now) {
+  if (!rto_deadline_ && !persist_deadline_) {
+    rto_deadline_ = now + rtt_.rto();  // RFC 6298 §5.1
+  }
+}
+
+void TcpSender::send_syn(Instant now, const Transmit& transmit) {
+  syn_sent_ = true;
+  board_.add(0, 1, true, false, now);
+  snd_nxt_ = 1;
+  unacked_since_ = now;
+  transmit_range(0, 1, true, false, now, transmit);
+  arm_rto(now);
+}
+
+void TcpSender::retransmit(size_t index, Instant now, const Transmit& transmit) {
+  const OutstandingSegment seg = board_[index];
+  board_.on_retransmitted(index, now);
+  ++stats_.retransmitted_segments;
+  stats_.retransmitted_bytes += seg.length - (seg.syn ? 1u : 0u) - (seg.fin ? 1u : 0u);
+  if (in_recovery_ && peer_.sack) {
+    ++stats_.sack_recovered_segments;
+  }
+  transmit_range(seg.start, seg.length, seg.syn, seg.fin, now, transmit);
+  arm_rto(now);
+}
+
+bool TcpSender::send_retransmissions(Instant now, const Transmit& transmit) {
+  // RFC 6675 §5 (C): while cwnd - pipe >= 1 SMSS, NextSeg rule (1) first. The
+  // same rule repairs cumulative-ACK recovery and the go-back after a timeout.
+  while (const auto index = board_.next_lost()) {
+    const OutstandingSegment& seg = board_[*index];
+    if (!retransmit_now_ && bytes_in_flight() + seg.length > cc_->cwnd()) {
+      cwnd_limited_ = true;
+      return false;  // lost data first: no new data either
+    }
+    retransmit_now_ = false;
+    retransmit(*index, now, transmit);
+  }
+  retransmit_now_ = false;
+  return true;
+}
+
+void TcpSender::send_new_data(Instant now, const Transmit& transmit) {
+  while (!fin_sent_) {
+    const uint64_t pending = pending_bytes();
+    const bool closed = outbound_.is_closed();
+    if (pending == 0 && !closed) {
+      return;
+    }
+    const uint64_t right_edge = snd_una_ + wnd_;
+    const uint64_t usable_wnd = right_edge > snd_nxt_ ? right_edge - snd_nxt_ : 0;
+    const uint64_t flight = bytes_in_flight();
+    const uint64_t cwnd = cc_->cwnd();
+    const uint64_t usable_cwnd = cwnd > flight ? cwnd - flight : 0;
+    const bool outstanding = snd_nxt_ > snd_una_;
+
+    if (pending == 0) {
+      // FIN alone: one sequence number, inside both windows.
+      if (usable_wnd == 0 || usable_cwnd == 0) {
+        return;
+      }
+      board_.add(snd_nxt_, 1, false, true, now);
+      transmit_range(snd_nxt_, 1, false, true, now, transmit);
+      if (!outstanding) {
+        unacked_since_ = now;
+      }
+      snd_nxt_ += 1;
+      fin_sent_ = true;
+      arm_rto(now);
+      return;
+    }
+
+    const uint64_t len = std::min<uint64_t>({pending, smss_, usable_wnd});
+    if (len == 0) {
+      return;  // zero window (persist timer) or window full
+    }
+    if (len > usable_cwnd) {
+      cwnd_limited_ = true;
+      return;
+    }
+    if (len < smss_) {
+      if (len < pending) {
+        // RFC 9293 §3.8.6.2.1 sender SWS avoidance: a window-limited small
+        // segment only when nothing is outstanding or it is half the largest
+        // window the peer has offered.
+        if (outstanding && len < max_wnd_ / 2) {
+          return;
+        }
+      } else if (config_.nagle && outstanding && !closed) {
+        // RFC 896 / RFC 1122 §4.2.3.4: no small segment while data is
+        // unacknowledged. Closing pushes the tail with its FIN.
+        return;
+      }
+    }
+    const bool fin = closed && len == pending && len + 1 <= usable_wnd && len + 1 <= usable_cwnd;
+    const uint32_t length = static_cast<uint32_t>(len) + (fin ? 1u : 0u);
+    board_.add(snd_nxt_, length, false, fin, now);
+    transmit_range(snd_nxt_, length, false, fin, now, transmit);
+    if (!outstanding) {
+      unacked_since_ = now;
+    }
+    snd_nxt_ += length;
+    fin_sent_ = fin;
+    arm_rto(now);
+  }
+}
+
+void TcpSender::maybe_arm_persist(Instant now) {
+  // RFC 9293 §3.8.6.1: a zero window with something to send and nothing in
+  // flight is probed on a timer, or the window update could be lost forever.
+  const bool want_to_send = pending_bytes() > 0 || (outbound_.is_closed() && !fin_sent_);
+  if (wnd_ == 0 && snd_nxt_ == snd_una_ && want_to_send && !persist_deadline_) {
+    persist_interval_ = rtt_.rto();
+    persist_deadline_ = now + persist_interval_;
+  }
+}
+
+void TcpSender::push(Instant now, const Transmit& transmit) {
+  if (failure_) {
+    return;
+  }
+  if (!syn_sent_) {
+    send_syn(now, transmit);
+    maybe_trace(now);
+    return;
+  }
+  if (!syn_acked()) {
+    return;
+  }
+  if (wnd_ > 0 && send_retransmissions(now, transmit)) {
+    send_new_data(now, transmit);
+  }
+  maybe_arm_persist(now);
+  maybe_trace(now);
+}
+
+TcpSegment TcpSender::make_empty_segment() const {
+  TcpSegment seg;
+  seg.seqno = Wrap32::wrap(snd_nxt_, isn_);
+  return seg;
+}
+
+TcpSegment TcpSender::make_empty_segment(Instant now) const {
+  TcpSegment seg = make_empty_segment();
+  if (peer_.timestamps) {
+    seg.options.timestamps = Timestamps{timestamp_value(now), 0};
+  }
+  return seg;
+}
+
+// ---------------------------------------------------------------------------
+// Receiving acknowledgments
+
+void TcpSender::process_sack(const TcpSegment& segment, uint64_t ack, uint64_t& newly_sacked) {
+  const size_t count = std::min<size_t>(segment.options.sack_count, TcpOptions::kMaxSackBlocks);
+  if (count == 0) {
+    return;
+  }
+  if (!peer_.sack) {
+    stats_.input_errors.count(SenderInputError::SackNotNegotiated);
+    SPDLOG_DEBUG("ignore SACK blocks: SACK not negotiated");
+    return;
+  }
+  board_.begin_sack();
+  for (size_t i = 0; i < count; ++i) {
+    const SackBlock& block = segment.options.sack[i];
+    const uint64_t left = block.left.unwrap(isn_, snd_una_);
+    const uint64_t right = block.right.unwrap(isn_, snd_una_);
+    if (left >= right) {
+      stats_.input_errors.count(SenderInputError::SackBlockInverted);
+      SPDLOG_DEBUG("ignore SACK block [{}, {}): inverted", block.left, block.right);
+      continue;
+    }
+    if (right <= ack && i == 0) {
+      // RFC 2883 §4: a first block below the cumulative ACK reports a duplicate.
+      ++stats_.dsack_blocks;
+      continue;
+    }
+    if (left < ack || right > snd_nxt_) {
+      stats_.input_errors.count(SenderInputError::SackBlockOutOfWindow);
+      SPDLOG_DEBUG("ignore SACK block [{}, {}): outside [SND.UNA, SND.NXT]", block.left,
+                   block.right);
+      continue;
+    }
+    newly_sacked += board_.sack(left, right);
+  }
+  board_.end_sack();
+}
+
+void TcpSender::enter_recovery(Instant now) {
+  // RFC 6582 §3.2 step 2 / RFC 6675 §5 step 4: remember the recovery point,
+  // reduce the window once, retransmit the first unacknowledged segment now.
+  in_recovery_ = true;
+  recover_ = snd_nxt_;
+  ++stats_.fast_retransmits;
+  if (!peer_.sack) {
+    reno_dup_bytes_ = std::min<uint64_t>(uint64_t{dupacks_} * smss_, board_.outstanding_bytes());
+  }
+  cc_->on_congestion_event(LossEvent{now, snd_nxt_ - snd_una_, bytes_in_flight()});
+  board_.mark_front_lost();
+  retransmit_now_ = true;
+}
+
+void TcpSender::restart_timers_after_ack(Instant now) {
+  if (board_.empty()) {
+    rto_deadline_.reset();  // RFC 6298 §5.2
+    unacked_since_.reset();
+    return;
+  }
+  unacked_since_ = now;
+  if (wnd_ == 0) {
+    // Outstanding data beyond a zero window is repaired by probing.
+    rto_deadline_.reset();
+    if (!persist_deadline_) {
+      persist_interval_ = rtt_.rto();
+      persist_deadline_ = now + persist_interval_;
+    }
+    return;
+  }
+  rto_deadline_ = now + rtt_.rto();  // RFC 6298 §5.3
+}
+
+AckResult TcpSender::receive(const TcpSegment& segment, Instant now) {
+  last_heard_ = now;
+  keepalive_probes_out_ = 0;
+  auto classify = [this](AckResult r) {
+    ++stats_.acks[static_cast<size_t>(r)];
+    return r;
+  };
+  if (!segment.ack) {
+    return classify(AckResult::NoAck);
+  }
+  const uint64_t ack = segment.ackno.unwrap(isn_, snd_una_);
+  if (!syn_sent_ || ack > snd_nxt_) {
+    SPDLOG_DEBUG("ACK {} beyond SND.NXT", segment.ackno);
+    return classify(AckResult::Unsent);
+  }
+  if (ack < snd_una_) {
+    // RFC 5961 §5.2: acceptable down to SND.UNA - MAX.SND.WND.
+    if (snd_una_ - ack <= max_wnd_) {
+      return classify(AckResult::Old);
+    }
+    SPDLOG_DEBUG("ACK {} too old (RFC 5961)", segment.ackno);
+    return classify(AckResult::TooOld);
+  }
+  const AckResult result = ack > snd_una_ ? AckResult::Advanced : AckResult::Duplicate;
+  persist_probes_out_ = 0;  // the peer answers
+  const uint64_t prior_flight = bytes_in_flight();
+  const uint64_t prior_wnd = wnd_;
+  const uint64_t prior_cwnd = cc_->cwnd();
+
+  // RFC 9293 §3.10.7.4: window update from the newest segment only.
+  const uint64_t window = uint64_t{segment.window}
+                          << (segment.syn ? 0 : peer_.send_window_shift);  // RFC 7323 §2.2
+  if (!wnd_set_ || seq_lt(wl1_, segment.seqno) ||
+      (wl1_ == segment.seqno && seq_le(wl2_, segment.ackno))) {
+    if (wnd_set_ && ack + window < snd_una_ + wnd_) {
+      stats_.input_errors.count(SenderInputError::WindowShrunk);
+      SPDLOG_DEBUG("peer shrank its window");
+    }
+    wnd_ = window;
+    wnd_set_ = true;
+    wl1_ = segment.seqno;
+    wl2_ = segment.ackno;
+    max_wnd_ = std::max(max_wnd_, wnd_);
+    if (wnd_ > 0 && persist_deadline_) {
+      persist_deadline_.reset();
+      if (!board_.empty()) {
+        rto_deadline_ = now + rtt_.rto();
+      }
+    }
+  }
+
+  uint64_t newly_sacked = 0;
+  process_sack(segment, ack, newly_sacked);
+
+  // RFC 7323 §4.3: an ACK of new data echoes the TSval of the segment that
+  // advanced the window; valid even after retransmissions.
+  std::optional<Duration> ts_rtt;
+  if (peer_.timestamps && segment.options.timestamps && result == AckResult::Advanced) {
+    const auto elapsed =
+        static_cast<int32_t>(timestamp_value(now) - segment.options.timestamps->echo_reply);
+    if (elapsed < 0) {
+      stats_.input_errors.count(SenderInputError::TimestampEchoInFuture);
+      SPDLOG_DEBUG("TSecr {} in the future", segment.options.timestamps->echo_reply);
+    } else {
+      ts_rtt = std::chrono::milliseconds(elapsed);
+    }
+  }
+
+  std::optional<Duration> rtt_sample;
+  SackScoreboard::Acked acked;
+  if (result == AckResult::Advanced) {
+    acked = board_.acknowledge(ack);
+    const uint64_t data_end = std::min(ack, fin_seqno());  // exclusive, in sequence numbers
+    if (data_end > 1) {
+      const uint64_t stream_end = data_end - 1;
+      if (stream_end > outbound_.bytes_popped()) {
+        outbound_.pop(stream_end - outbound_.bytes_popped());
+      }
+    }
+    snd_una_ = ack;
+    consecutive_retransmissions_ = 0;
+    // RFC 6298 §3 (Karn): no sample from a retransmitted segment, unless the
+    // timestamp echo tells which transmission was acknowledged.
+    if (!acked.any_retransmitted && acked.oldest_sent) {
+      rtt_sample = now - *acked.oldest_sent;
+    } else if (ts_rtt) {
+      rtt_sample = ts_rtt;
+    }
+    if (rtt_sample) {
+      // RFC 7323 Appendix G: every ACK is sampled, so weight each by the
+      // number expected per round trip.
+      const uint64_t expected = std::max<uint64_t>(1, (prior_flight + 2 * smss_ - 1) / (2 * smss_));
+      rtt_.add_sample(*rtt_sample, static_cast<uint32_t>(std::min<uint64_t>(expected, 1u << 16)));
+    }
+    if (acked.syn && syn_timed_out_ && !rtt_sample) {
+      rtt_.raise_to_at_least(kRtoAfterSynTimeout);  // RFC 6298 §5.7
+    }
+    delivered_ += acked.bytes - acked.sacked_bytes;
+    restart_timers_after_ack(now);
+  }
+  delivered_ += newly_sacked;
+
+  // RFC 5681 §2: a duplicate ACK acknowledges nothing new, carries no data,
+  // no SYN/FIN, leaves the window alone, and arrives with data outstanding.
+  const bool duplicate = result == AckResult::Duplicate && segment.payload.empty() &&
+                         !segment.syn && !segment.fin && !board_.empty() && wnd_ == prior_wnd &&
+                         wnd_ > 0;
+  if (duplicate) {
+    ++stats_.duplicate_acks;
+    ++dupacks_;
+  } else if (result == AckResult::Advanced) {
+    dupacks_ = 0;
+  }
+
+  if (peer_.sack) {
+    board_.detect_losses();  // RFC 6675 §4 IsLost
+  }
+
+  AckEvent event;
+  event.now = now;
+  event.bytes_acked = acked.bytes;
+  event.bytes_sacked = newly_sacked;
+  event.delivered_total = delivered_;
+  event.prior_in_flight = prior_flight;
+  event.rtt = rtt_sample;
+  event.min_rtt = rtt_.min_rtt();
+  event.srtt = rtt_.has_sample() ? rtt_.srtt() : Duration{0};
+  event.cwnd_limited = cwnd_limited_ || prior_flight + smss_ > prior_cwnd;
+
+  if (in_recovery_) {
+    if (result == AckResult::Advanced) {
+      if (ack >= recover_) {
+        // RFC 6582 §3.2 step 3 full ACK / RFC 6675 §5: recovery ends.
+        in_recovery_ = false;
+        reno_dup_bytes_ = 0;
+        event.in_flight = bytes_in_flight();
+        cc_->on_recovery_exit(event);
+      } else if (!peer_.sack) {
+        // Partial ACK without SACK: the dupacks counted for the segments it
+        // covers (all but the retransmitted one) leave the estimate.
+        const uint64_t beyond = acked.bytes > smss_ ? acked.bytes - smss_ : 0;
+        reno_dup_bytes_ -= std::min(reno_dup_bytes_, beyond);
+        event.in_flight = bytes_in_flight();
+        if (cc_->on_partial_ack(event) == PartialAckResponse::ExitRecovery) {
+          in_recovery_ = false;
+          reno_dup_bytes_ = 0;
+          dupacks_ = 0;
+        } else if (board_.mark_front_lost()) {
+          retransmit_now_ = true;  // RFC 6582 §3.2 step 3
+        }
+      }
+    } else if (duplicate && !peer_.sack) {
+      // Each further duplicate ACK: one more segment has left the network
+      // (RFC 5681 §3.2 step 4's window inflation, counted into pipe instead).
+      reno_dup_bytes_ = std::min(reno_dup_bytes_ + smss_, board_.outstanding_bytes());
+    }
+  } else {
+    const bool loss = peer_.sack ? (board_.has_lost() || dupacks_ >= SackScoreboard::kDupThresh)
+                                 : dupacks_ >= SackScoreboard::kDupThresh;
+    // RFC 6582 §3.2 step 2: not again for losses from before the last
+    // recovery point (or timeout).
+    if (loss && snd_una_ >= recover_ && !board_.empty()) {
+      enter_recovery(now);
+    } else if (result == AckResult::Advanced) {
+      event.in_flight = bytes_in_flight();
+      cc_->on_ack(event);
+    }
+  }
+  if (result == AckResult::Advanced) {
+    cwnd_limited_ = false;
+  }
+  maybe_trace(now);
+  return classify(result);
+}
+
+// ---------------------------------------------------------------------------
+// Timers
+
+void TcpSender::fail(SenderFailure why) {
+  SPDLOG_DEBUG("sender gives up: {}", to_string(why));
+  failure_ = why;
+  rto_deadline_.reset();
+  persist_deadline_.reset();
+}
+
+void TcpSender::on_rto(Instant now, const Transmit& transmit) {
+  rto_deadline_.reset();
+  if (board_.empty()) {
+    return;
+  }
+  if (syn_acked() && wnd_ == 0) {
+    on_persist(now, transmit);  // the peer's window is shut: probe instead
+    return;
+  }
+  if (consecutive_retransmissions_ >= config_.max_retransmissions) {
+    fail(SenderFailure::MaxRetransmissions);
+    return;
+  }
+  ++stats_.rto_expirations;
+  if (syn_acked()) {
+    cc_->on_rto(
+        LossEvent{now, snd_nxt_ - snd_una_, bytes_in_flight(), consecutive_retransmissions_ > 0});
+  } else {
+    syn_timed_out_ = true;
+  }
+  // RFC 6582 §4 / RFC 6675 §5.1: leave recovery, everything unsacked is lost,
+  // duplicate ACKs from the go-back must not start a fast retransmit.
+  in_recovery_ = false;
+  dupacks_ = 0;
+  reno_dup_bytes_ = 0;
+  recover_ = snd_nxt_;
+  board_.mark_all_lost();
+  rtt_.backoff();  // RFC 6298 §5.5
+  ++consecutive_retransmissions_;
+  const size_t index = board_.next_lost().value_or(0);
+  retransmit(index, now, transmit);  // RFC 6298 §5.4
+  arm_rto(now);                      // RFC 6298 §5.6
+}
+
+void TcpSender::on_persist(Instant now, const Transmit& transmit) {
+  persist_deadline_.reset();
+  if (wnd_ > 0) {
+    return;
+  }
+  // RFC 1122 §4.2.2.17: probing goes on while the peer answers; only
+  // unanswered probes count toward giving up.
+  if (persist_probes_out_ >= config_.max_retransmissions) {
+    fail(SenderFailure::MaxRetransmissions);
+    return;
+  }
+  if (!board_.empty()) {
+    // Re-send the first outstanding segment (an earlier probe) as the probe.
+    const OutstandingSegment seg = board_.front();
+    board_.on_retransmitted(0, now);
+    transmit_range(seg.start, seg.length, seg.syn, seg.fin, now, transmit);
+  } else if (pending_bytes() > 0) {
+    // RFC 9293 §3.8.6.1: one octet of new data beyond the zero window.
+    const bool fin = outbound_.is_closed() && pending_bytes() == 1;
+    const uint32_t length = fin ? 2u : 1u;
+    board_.add(snd_nxt_, length, false, fin, now);
+    transmit_range(snd_nxt_, length, false, fin, now, transmit);
+    unacked_since_ = now;
+    snd_nxt_ += length;
+    fin_sent_ = fin;
+  } else if (outbound_.is_closed() && !fin_sent_) {
+    board_.add(snd_nxt_, 1, false, true, now);
+    transmit_range(snd_nxt_, 1, false, true, now, transmit);
+    unacked_since_ = now;
+    snd_nxt_ += 1;
+    fin_sent_ = true;
+  } else {
+    return;
+  }
+  ++stats_.zero_window_probes;
+  ++persist_probes_out_;
+  // RFC 1122 §4.2.2.17: exponential backoff of the probe interval.
+  persist_interval_ = std::min(persist_interval_ * 2, config_.rto_max);
+  if (persist_interval_ <= Duration::zero()) {
+    persist_interval_ = rtt_.rto();
+  }
+  persist_deadline_ = now + persist_interval_;
+}
+
+std::optional<Instant> TcpSender::keepalive_deadline() const {
+  if (!config_.keepalive || failure_ || !syn_acked() || !board_.empty()) {
+    return std::nullopt;
+  }
+  if (keepalive_probes_out_ == 0) {
+    return std::max(last_heard_, last_keepalive_) + config_.keepalive_idle;
+  }
+  return last_keepalive_ + config_.keepalive_interval;
+}
+
+void TcpSender::on_keepalive(Instant now, const Transmit& transmit) {
+  if (keepalive_probes_out_ >= config_.keepalive_probes) {
+    fail(SenderFailure::KeepaliveTimeout);
+    return;
+  }
+  // RFC 1122 §4.2.3.6: SEG.SEQ = SND.NXT - 1, no data; the peer must ACK it.
+  TcpSegment seg;
+  seg.seqno = Wrap32::wrap(snd_nxt_ - 1, isn_);
+  if (peer_.timestamps) {
+    seg.options.timestamps = Timestamps{timestamp_value(now), 0};
+  }
+  ++stats_.keepalive_probes;
+  ++stats_.segments_sent;
+  ++keepalive_probes_out_;
+  last_keepalive_ = now;
+  transmit(seg);
+}
+
+void TcpSender::tick(Instant now, const Transmit& transmit) {
+  if (failure_) {
+    return;
+  }
+  if (config_.user_timeout > Duration::zero() && unacked_since_ &&
+      now - *unacked_since_ >= config_.user_timeout) {
+    fail(SenderFailure::UserTimeout);  // RFC 9293 §3.8.3, RFC 5482
+    return;
+  }
+  if (rto_deadline_ && now >= *rto_deadline_) {
+    on_rto(now, transmit);
+  }
+  if (!failure_ && persist_deadline_ && now >= *persist_deadline_) {
+    on_persist(now, transmit);
+  }
+  if (!failure_) {
+    if (const auto due = keepalive_deadline(); due && now >= *due) {
+      on_keepalive(now, transmit);
+    }
+  }
+  maybe_trace(now);
+}
+
+std::optional<Instant> TcpSender::next_deadline() const {
+  if (failure_) {
+    return std::nullopt;
+  }
+  std::optional<Instant> next;
+  auto consider = [&next](std::optional<Instant> t) {
+    if (t && (!next || *t < *next)) {
+      next = t;
+    }
+  };
+  consider(rto_deadline_);
+  consider(persist_deadline_);
+  consider(keepalive_deadline());
+  if (config_.user_timeout > Duration::zero() && unacked_since_) {
+    consider(*unacked_since_ + config_.user_timeout);
+  }
+  return next;
+}
+
+// ---------------------------------------------------------------------------
+// Observers
+
+Wrap32 TcpSender::isn() const {
+  return isn_;
+}
+Wrap32 TcpSender::next_seqno() const {
+  return Wrap32::wrap(snd_nxt_, isn_);
+}
+Wrap32 TcpSender::oldest_unacked() const {
+  return Wrap32::wrap(snd_una_, isn_);
+}
+uint64_t TcpSender::sequence_numbers_in_flight() const {
+  return snd_nxt_ - snd_una_;
+}
+uint32_t TcpSender::consecutive_retransmissions() const {
+  return consecutive_retransmissions_;
+}
+bool TcpSender::syn_sent() const {
+  return syn_sent_;
+}
+bool TcpSender::syn_acked() const {
+  return snd_una_ > 0;
+}
+bool TcpSender::fin_sent() const {
+  return fin_sent_;
+}
+bool TcpSender::fin_acked() const {
+  return fin_sent_ && snd_una_ == snd_nxt_;
+}
+std::optional<SenderFailure> TcpSender::failure() const {
+  return failure_;
+}
+const SenderStats& TcpSender::stats() const {
+  return stats_;
+}
+
+SenderState TcpSender::state() const {
+  SenderState s;
+  s.cwnd = cc_->cwnd();
+  s.ssthresh = cc_->ssthresh();
+  s.bytes_in_flight = bytes_in_flight();
+  s.srtt = rtt_.srtt();
+  s.rttvar = rtt_.rttvar();
+  s.rto = rtt_.rto();
+  s.in_recovery = in_recovery_;
+  return s;
+}
+
+void TcpSender::set_trace(Trace trace) {
+  trace_ = std::move(trace);
+  traced_ = state();
+}
+
+void TcpSender::maybe_trace(Instant now) {
+  if (!trace_) {
+    return;
+  }
+  const SenderState s = state();
+  if (s.cwnd != traced_.cwnd || s.ssthresh != traced_.ssthresh || s.srtt != traced_.srtt ||
+      s.rttvar != traced_.rttvar || s.rto != traced_.rto) {
+    traced_ = s;
+    trace_(now, s);
+  }
+}
+
+}  // namespace tinytcp::tcp
