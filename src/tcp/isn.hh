@@ -1,0 +1,36 @@
+#pragma once
+
+// Initial sequence numbers per RFC 6528 §3:
+//   ISN = M + F(localip, localport, remoteip, remoteport, secretkey)
+// M is a timer that ticks every 4 microseconds, derived from the `now` the
+// caller passes (no clock is read here); F is HMAC-SHA-256 of the 4-tuple under
+// a secret key, truncated to 32 bits. The key is made once per stack (e.g.
+// from secure_random_bytes) and never leaves it, so an off-path attacker
+// cannot predict the ISN of a connection, while successive incarnations of
+// one 4-tuple still get increasing ISNs (RFC 9293 §3.4.1).
+
+#include <cstdint>
+#include <string>
+
+#include "tcp/wrap32.hh"
+#include "util/time.hh"
+
+namespace tinytcp::tcp {
+
+class IsnGenerator {
+ public:
+  explicit IsnGenerator(std::string secret_key) : key_(std::move(secret_key)) {}
+
+  Wrap32 generate(uint32_t local_ip, uint16_t local_port, uint32_t remote_ip, uint16_t remote_port,
+                  Instant now) const;
+
+  // The two terms, for tests.
+  static uint32_t timer(Instant now);
+  uint32_t hash(uint32_t local_ip, uint16_t local_port, uint32_t remote_ip,
+                uint16_t remote_port) const;
+
+ private:
+  std::string key_;
+};
+
+}  // namespace tinytcp::tcp
