@@ -1,0 +1,44 @@
+#pragma once
+
+// The Host's codec between IPv4 datagrams carrying TCP and the tcp/ layer's
+// abstract segments. Parsing drops and names what is wrong (one error per
+// reason, counted by the Host); serializing writes IPv4 header, TCP header,
+// options and payload into one caller buffer with both checksums correct.
+
+#include <cstdint>
+#include <string_view>
+
+#include "stack/four_tuple.hh"
+#include "tcp/tcp_segment.hh"
+#include "util/buffer.hh"
+#include "util/expected.hh"
+
+namespace tinytcp::stack {
+
+struct InboundSegment {
+  FourTuple tuple;          // from our side: local = the datagram's destination
+  tcp::TcpSegment segment;  // payload aliases the datagram
+};
+
+enum class InboundError {
+  BadIpv4,     // parse_ipv4 failed (the IPv4 layer counts which way)
+  NotTcp,      // another protocol: not for this codec
+  Fragment,    // fragments are reassembled before the codec sees them
+  BadTcp,      // parse_tcp failed (truncated, checksum, options, ...)
+  BadAddress,  // broadcast, multicast or zero source/destination (RFC 9293 §3.10.7.2)
+  kCount,
+};
+const char* to_string(InboundError e);
+
+Expected<InboundSegment, InboundError> parse_datagram(std::string_view datagram);
+
+// Writes the IPv4 datagram of `segment` on `tuple` (local is the source);
+// false if it does not fit `out`.
+bool serialize_datagram(const tcp::TcpSegment& segment, const FourTuple& tuple, uint8_t ttl,
+                        BufferWriter& out);
+
+// RFC 9293 §3.10.7.1: the reset that answers `incoming` when no connection
+// exists. Nothing (nullopt) if `incoming` is itself a RST.
+std::optional<tcp::TcpSegment> reset_for(const tcp::TcpSegment& incoming);
+
+}  // namespace tinytcp::stack

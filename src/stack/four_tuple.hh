@@ -1,0 +1,51 @@
+#pragma once
+
+// FourTuple: the identity of a TCP connection as the Host demultiplexes it
+// (RFC 9293 §3.3.2: local and remote address and port).
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+
+#include <fmt/format.h>
+
+#include "wire/ipv4.hh"
+
+namespace tinytcp::stack {
+
+struct FourTuple {
+  wire::Ipv4Address local_ip;
+  uint16_t local_port = 0;
+  wire::Ipv4Address remote_ip;
+  uint16_t remote_port = 0;
+
+  friend bool operator==(const FourTuple& a, const FourTuple& b) {
+    return a.local_ip == b.local_ip && a.local_port == b.local_port && a.remote_ip == b.remote_ip &&
+           a.remote_port == b.remote_port;
+  }
+  friend bool operator!=(const FourTuple& a, const FourTuple& b) { return !(a == b); }
+};
+
+// Not keyed: the table it serves is bounded, and a peer choosing colliding
+// tuples can at worst lengthen one bucket chain of its own connections.
+struct FourTupleHash {
+  size_t operator()(const FourTuple& t) const {
+    uint64_t h = (uint64_t{t.local_ip.value} << 32) | t.remote_ip.value;
+    h ^= (uint64_t{t.local_port} << 16 | t.remote_port) * 0x9e3779b97f4a7c15ull;
+    h ^= h >> 29;
+    h *= 0xbf58476d1ce4e5b9ull;
+    h ^= h >> 32;
+    return static_cast<size_t>(h);
+  }
+};
+
+}  // namespace tinytcp::stack
+
+template <>
+struct fmt::formatter<tinytcp::stack::FourTuple> : fmt::formatter<std::string_view> {
+  template <typename FormatContext>
+  auto format(const tinytcp::stack::FourTuple& t, FormatContext& ctx) const -> decltype(ctx.out()) {
+    return fmt::format_to(ctx.out(), "{}:{}<->{}:{}", t.local_ip, t.local_port, t.remote_ip,
+                          t.remote_port);
+  }
+};
