@@ -233,6 +233,28 @@ TEST_F(DeviceTest, TunDeliversKernelUdpAndKernelAcceptsOurs) {
   ::close(sock);
 }
 
+TEST_F(DeviceTest, OpensTheDevicesTheScriptsMake) {
+  const std::string scripts = std::string(TINYTCP_SOURCE_DIR) + "/scripts/";
+  ASSERT_EQ(run(scripts + "tun.sh start 206 >/dev/null").status, 0);
+  ASSERT_EQ(run(scripts + "tap.sh start 207 >/dev/null").status, 0);
+  TunDevice tun("tun206");
+  TapDevice tap("tap207");
+  EXPECT_EQ(tun.mtu(), 1500u);
+  EXPECT_EQ(tap.txqueuelen(), 10000u);
+  // The kernel routes 169.254.206.0/24 to the device we hold.
+  EventLoop loop;
+  bool seen = false;
+  const auto id = loop.add_adapter(tun, [&](std::string_view p) {
+    const auto info = ipv4_info(p);
+    seen = seen || (info && info->dst == ipv4_bytes(169, 254, 206, 9));
+  });
+  start_ping("169.254.206.9");
+  run_until(loop, [&] { return seen; });
+  loop.remove_adapter(tun, id);
+  finish_ping();
+  EXPECT_TRUE(seen);
+}
+
 TEST_F(DeviceTest, TunRejectsPacketsLargerThanMtu) {
   TunDevice tun("tt0");
   tun.send(std::string(tun.mtu() + 1, '\x45'));
