@@ -51,6 +51,13 @@ NetworkInterface::NetworkInterface(const NetworkInterfaceConfig& config, FrameSi
       pending_(config.pending_datagrams),
       pending_bytes_(config.pending_datagrams * config.mtu) {
   TINYTCP_CHECK(config_.pending_datagrams > 0);
+  BufferWriter w(request_template_.data(), request_template_.size());
+  serialize(
+      EthernetHeader{MacAddress::broadcast(), config_.mac, static_cast<uint16_t>(EtherType::kArp)},
+      w);
+  serialize(ArpMessage{ArpOpcode::kRequest, config_.mac, config_.ip, MacAddress{}, Ipv4Address{}},
+            w);
+  TINYTCP_CHECK(w.ok() && w.size() == request_template_.size());
   TINYTCP_CHECK(config_.mtu >= 68);  // RFC 791: every host must take 68 bytes
 }
 
@@ -101,7 +108,7 @@ void NetworkInterface::send_datagram(std::string_view head, std::string_view tai
       drop(InterfaceDrop::ArpTableFull);
       return;
     case ArpCache::Miss::SendRequest:
-      send_arp(ArpOpcode::kRequest, MacAddress::broadcast(), MacAddress{}, next_hop);
+      send_arp_request(next_hop);
       break;
     case ArpCache::Miss::AlreadyRequested:
       break;
@@ -172,6 +179,21 @@ std::optional<Instant> NetworkInterface::next_deadline() const {
     return std::nullopt;
   }
   return pending_[pending_head_].queued_at + config_.pending_timeout;
+}
+
+void NetworkInterface::send_arp_request(Ipv4Address target) {
+  // The ARP-miss path: copy the request made once in the constructor and
+  // fill in the target address (the last 4 bytes).
+  char* p = frame_.data();
+  std::memcpy(p, request_template_.data(), request_template_.size());
+  const size_t at = request_template_.size() - 4;
+  p[at] = static_cast<char>(target.value >> 24);
+  p[at + 1] = static_cast<char>(target.value >> 16);
+  p[at + 2] = static_cast<char>(target.value >> 8);
+  p[at + 3] = static_cast<char>(target.value);
+  ++stats_.frames_sent;
+  ++stats_.arp_requests_sent;
+  out_.send_frame(std::string_view(p, request_template_.size()));
 }
 
 void NetworkInterface::send_arp(ArpOpcode opcode, const MacAddress& dst_mac,

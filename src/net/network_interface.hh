@@ -126,6 +126,7 @@ class NetworkInterface {
   void handle_arp(std::string_view payload, Instant now);
   void send_arp(wire::ArpOpcode opcode, const wire::MacAddress& dst_mac,
                 const wire::MacAddress& target_mac, wire::Ipv4Address target_ip);
+  void send_arp_request(wire::Ipv4Address target);
   void send_ipv4_frame(const wire::MacAddress& dst, std::string_view head, std::string_view tail);
   void enqueue(std::string_view head, std::string_view tail, wire::Ipv4Address next_hop,
                Instant now);
@@ -139,6 +140,7 @@ class NetworkInterface {
   size_t index_ = 0;
   ArpCache arp_;
   std::vector<char> frame_;  // the frame being built
+  std::array<char, wire::EthernetHeader::kSize + wire::ArpMessage::kSize> request_template_{};
   std::vector<Pending> pending_;
   std::vector<char> pending_bytes_;
   size_t pending_head_ = 0;

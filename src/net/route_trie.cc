@@ -6,12 +6,50 @@
 
 namespace tinytcp::net {
 
+// The lookup walk, shared by the POPCNT and the portable copy.
+struct TrieLookup {
+  __attribute__((always_inline)) static inline uint32_t find(const RouteTrie& t, uint32_t a) {
+    using Group = RouteTrie::Group;
+    const uint32_t e = t.level1_[a >> 16];
+    if ((e & RouteTrie::kNodeBit) == 0) {
+      return e;
+    }
+    uint32_t s = (a >> 8) & 0xff;
+    const Group* g = &t.groups_[((e & ~RouteTrie::kNodeBit) << 2) | (s >> 6)];
+    uint64_t bit = uint64_t{1} << (s & 63);
+    if ((g->children & bit) != 0) {
+      const uint32_t child =
+          g->child_base + static_cast<uint32_t>(__builtin_popcountll(g->children & (bit - 1)));
+      s = a & 0xff;
+      g = &t.groups_[(child << 2) | (s >> 6)];
+      bit = uint64_t{1} << (s & 63);
+    }
+    const uint32_t base = g->leaf_base;
+    if ((base & RouteTrie::kInlineLeaf) != 0) {
+      return base & ~RouteTrie::kInlineLeaf;
+    }
+    return t.leaves_[base +
+                     static_cast<uint32_t>(__builtin_popcountll(g->runs & ((bit << 1) - 1))) - 1];
+  }
+};
+
+__attribute__((target("popcnt"))) uint32_t RouteTrie::find_leaf_popcnt(uint32_t a) const {
+  return TrieLookup::find(*this, a);
+}
+
+uint32_t RouteTrie::find_leaf_generic(uint32_t a) const {
+  return TrieLookup::find(*this, a);
+}
+
 RouteTrie::RouteTrie()
     : block_ids_(kBlocks),
       level1_(kBlocks, 0),
       short_best_(kBlocks, 0),
       extents_(kBlocks),
-      block_dirty_(kBlocks, false) {}
+      block_dirty_(kBlocks, false) {
+  __builtin_cpu_init();
+  has_popcnt_ = __builtin_cpu_supports("popcnt") != 0;
+}
 
 std::vector<uint32_t>& RouteTrie::list_for(const Route& r) {
   return r.prefix_length <= 16 ? short_ids_ : block_ids_[r.prefix.value >> 16];
@@ -118,6 +156,7 @@ void RouteTrie::emit_node(uint32_t node, const uint32_t* leaf, const bool* child
     group.leaf_base = static_cast<uint32_t>(leaves_.size());
     bool have_previous = false;
     uint32_t previous = 0;
+    uint32_t runs = 0;
     for (uint32_t i = 0; i < 64; ++i) {
       const uint32_t s = g * 64 + i;
       if (child[s]) {
@@ -130,7 +169,12 @@ void RouteTrie::emit_node(uint32_t node, const uint32_t* leaf, const bool* child
         leaves_.push_back(leaf[s]);
         previous = leaf[s];
         have_previous = true;
+        ++runs;
       }
+    }
+    if (runs == 1) {
+      leaves_.pop_back();
+      group.leaf_base = kInlineLeaf | previous;
     }
   }
 }

@@ -61,12 +61,17 @@ class RouteTrie final : public RouteTable {
   static constexpr uint32_t kNodeBit = 0x80000000u;
   static constexpr size_t kBlocks = 1u << 16;
 
+  // A group whose slots all hold one leaf keeps it in leaf_base, marked with
+  // kInlineLeaf, and costs no read of leaves_.
+  static constexpr uint32_t kInlineLeaf = 0x80000000u;
+
   struct Group {            // 64 slots of a stride-8 node
     uint64_t children = 0;  // bit s: slot s has a child node
     uint64_t runs = 0;      // bit s: a run of equal leaves starts at slot s
     uint32_t child_base = 0;
-    uint32_t leaf_base = 0;
+    uint32_t leaf_base = 0;  // index in leaves_ of the first run, or kInlineLeaf | leaf
   };
+  friend struct TrieLookup;
   struct Slot {
     Route route;
     uint32_t list_pos = 0;  // index in short_ids_ or block_ids_[block]
@@ -77,24 +82,15 @@ class RouteTrie final : public RouteTable {
     uint32_t leaves = 0;
   };
 
+  // The leaf (route id + 1, or 0) for address `a`. Two copies of one body:
+  // one compiled with the POPCNT instruction, used when the CPU has it (every
+  // x86-64 since 2008), and a portable one; the baseline x86-64 target would
+  // otherwise make each popcount a library call.
   uint32_t find_leaf(uint32_t a) const {
-    const uint32_t e = level1_[a >> 16];
-    if ((e & kNodeBit) == 0) {
-      return e;
-    }
-    uint32_t s = (a >> 8) & 0xff;
-    const Group* g = &groups_[((e & ~kNodeBit) << 2) | (s >> 6)];
-    uint64_t bit = uint64_t{1} << (s & 63);
-    if ((g->children & bit) != 0) {
-      const uint32_t child =
-          g->child_base + static_cast<uint32_t>(__builtin_popcountll(g->children & (bit - 1)));
-      s = a & 0xff;
-      g = &groups_[(child << 2) | (s >> 6)];
-      bit = uint64_t{1} << (s & 63);
-    }
-    return leaves_[g->leaf_base +
-                   static_cast<uint32_t>(__builtin_popcountll(g->runs & ((bit << 1) - 1))) - 1];
+    return has_popcnt_ ? find_leaf_popcnt(a) : find_leaf_generic(a);
   }
+  uint32_t find_leaf_popcnt(uint32_t a) const;
+  uint32_t find_leaf_generic(uint32_t a) const;
 
   static uint64_t key(uint32_t prefix, uint8_t length) { return (uint64_t{prefix} << 6) | length; }
   std::vector<uint32_t>& list_for(const Route& r);
@@ -121,6 +117,7 @@ class RouteTrie final : public RouteTable {
   size_t garbage_nodes_ = 0;
   size_t garbage_leaves_ = 0;
 
+  bool has_popcnt_ = false;
   bool dirty_ = false;
   bool short_dirty_ = false;
   std::vector<uint32_t> dirty_blocks_;

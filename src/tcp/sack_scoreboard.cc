@@ -50,6 +50,9 @@ SackScoreboard::Acked SackScoreboard::acknowledge(uint64_t ack) {
       seg.start = ack;
       seg.length = static_cast<uint32_t>(seg.length - n);
       seg.syn = false;
+      // Cached blocks may have skipped this segment for starting before
+      // them; now it starts later, so they must be walked again.
+      cache_count_ = 0;
       break;
     }
     acked.fin |= seg.fin;
@@ -103,22 +106,22 @@ uint64_t SackScoreboard::sack(uint64_t left, uint64_t right) {
     next_cache_[next_cache_count_++] = Range{left, right};
   }
   // Skip the part already applied from the previous ACK's blocks: SACK blocks
-  // repeat, usually growing at the right edge (RFC 2018 §4).
+  // repeat, usually growing at the right edge (RFC 2018 §4). A segment wholly
+  // inside one cached block is sacked already; one that crosses its right
+  // edge is found again by find(from). Only one block is used, so segments
+  // across the junction of two overlapping blocks are never skipped.
   uint64_t from = left;
-  uint64_t to = right;
   for (size_t c = 0; c < cache_count_; ++c) {
     const Range& r = cache_[c];
-    if (r.left <= from && r.right >= to) {
+    if (r.left <= left && r.right >= right) {
       return 0;
     }
-    if (r.left <= from && r.right > from) {
+    if (r.left <= left && r.right > from) {
       from = r.right;
-    } else if (r.left < to && r.right >= to && r.left > from) {
-      to = r.left;
     }
   }
   uint64_t newly = 0;
-  for (size_t i = find(from); i < queue_.size() && queue_[i].start < to; ++i) {
+  for (size_t i = find(from); i < queue_.size() && queue_[i].start < right; ++i) {
     OutstandingSegment& seg = queue_[i];
     // Only segments wholly inside the original block are sacked.
     if (seg.sacked || seg.start < left || seg.end() > right) {

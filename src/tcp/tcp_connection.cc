@@ -1,0 +1,639 @@
+#include "tcp/tcp_connection.hh"
+
+#include <algorithm>
+#include <chrono>
+#include <utility>
+
+#include <spdlog/spdlog.h>
+
+namespace tinytcp::tcp {
+
+const char* to_string(TcpState state) {
+  switch (state) {
+    case TcpState::Closed:
+      return "CLOSED";
+    case TcpState::Listen:
+      return "LISTEN";
+    case TcpState::SynSent:
+      return "SYN-SENT";
+    case TcpState::SynReceived:
+      return "SYN-RECEIVED";
+    case TcpState::Established:
+      return "ESTABLISHED";
+    case TcpState::FinWait1:
+      return "FIN-WAIT-1";
+    case TcpState::FinWait2:
+      return "FIN-WAIT-2";
+    case TcpState::CloseWait:
+      return "CLOSE-WAIT";
+    case TcpState::Closing:
+      return "CLOSING";
+    case TcpState::LastAck:
+      return "LAST-ACK";
+    case TcpState::TimeWait:
+      return "TIME-WAIT";
+    case TcpState::kCount:
+      break;
+  }
+  return "unknown";
+}
+
+const char* to_string(CloseReason reason) {
+  switch (reason) {
+    case CloseReason::Normal:
+      return "closed normally";
+    case CloseReason::Refused:
+      return "connection refused";
+    case CloseReason::ResetByPeer:
+      return "connection reset by peer";
+    case CloseReason::TimedOut:
+      return "timed out (too many retransmissions)";
+    case CloseReason::UserTimeout:
+      return "user timeout";
+    case CloseReason::KeepaliveTimeout:
+      return "keepalive timeout";
+    case CloseReason::Aborted:
+      return "aborted";
+    case CloseReason::kCount:
+      break;
+  }
+  return "unknown";
+}
+
+const char* to_string(ConnectionDrop drop) {
+  switch (drop) {
+    case ConnectionDrop::Closed:
+      return "segment for a closed connection";
+    case ConnectionDrop::ListenNotSyn:
+      return "LISTEN: not a SYN";
+    case ConnectionDrop::ListenRst:
+      return "LISTEN: RST";
+    case ConnectionDrop::ListenAck:
+      return "LISTEN: ACK";
+    case ConnectionDrop::SynSentBadAck:
+      return "SYN-SENT: unacceptable ACK";
+    case ConnectionDrop::SynSentRstNoAck:
+      return "SYN-SENT: RST without acceptable ACK";
+    case ConnectionDrop::SynSentNoSyn:
+      return "SYN-SENT: neither SYN nor RST";
+    case ConnectionDrop::RstOutOfWindow:
+      return "RST outside the window";
+    case ConnectionDrop::RstInWindow:
+      return "RST in window, not at RCV.NXT";
+    case ConnectionDrop::SynSynchronized:
+      return "SYN in a synchronized state";
+    case ConnectionDrop::NoAck:
+      return "ACK bit off";
+    case ConnectionDrop::AckUnsent:
+      return "ACK of unsent data";
+    case ConnectionDrop::AckTooOld:
+      return "ACK too old";
+    case ConnectionDrop::SynReceivedBadAck:
+      return "SYN-RECEIVED: unacceptable ACK";
+    case ConnectionDrop::ChallengeAckRateLimited:
+      return "challenge ACK rate limited";
+    case ConnectionDrop::kCount:
+      break;
+  }
+  return "unknown";
+}
+
+TcpConnection::TcpConnection(const TcpConfig& config, Wrap32 isn, Transmit transmit)
+    : config_(config), transmit_(std::move(transmit)), sender_(config, isn), receiver_(config) {}
+
+bool TcpConnection::synchronized() const {
+  return state_ != TcpState::Closed && state_ != TcpState::Listen && state_ != TcpState::SynSent;
+}
+
+// ---------------------------------------------------------------------------
+// User calls (RFC 9293 §3.10.1 - §3.10.5)
+
+void TcpConnection::connect(Instant now) {
+  if (state_ != TcpState::Closed || sender_.syn_sent()) {
+    return;
+  }
+  state_ = TcpState::SynSent;
+  push(now);
+}
+
+void TcpConnection::listen() {
+  if (state_ == TcpState::Closed && !sender_.syn_sent()) {
+    state_ = TcpState::Listen;
+  }
+}
+
+void TcpConnection::shutdown_write(Instant now) {
+  switch (state_) {
+    case TcpState::Listen:
+    case TcpState::SynSent:
+      // RFC 9293 §3.10.4: delete the TCB; nothing was synchronized.
+      outbound().close();
+      close(CloseReason::Normal);
+      return;
+    case TcpState::SynReceived:
+    case TcpState::Established:
+      outbound().close();
+      state_ = TcpState::FinWait1;  // the FIN follows the queued data
+      break;
+    case TcpState::CloseWait:
+      outbound().close();
+      state_ = TcpState::LastAck;
+      break;
+    default:
+      return;  // already closing
+  }
+  push(now);
+}
+
+void TcpConnection::abort(Instant now) {
+  static_cast<void>(now);
+  switch (state_) {
+    case TcpState::SynReceived:
+    case TcpState::Established:
+    case TcpState::FinWait1:
+    case TcpState::FinWait2:
+    case TcpState::CloseWait: {
+      // RFC 9293 §3.10.5: <SEQ=SND.NXT><CTL=RST>.
+      TcpSegment rst = sender_.make_empty_segment();
+      rst.rst = true;
+      emit(rst);
+      break;
+    }
+    default:
+      break;
+  }
+  if (state_ != TcpState::Closed) {
+    close(CloseReason::Aborted);
+  }
+}
+
+// ---------------------------------------------------------------------------
+// SEGMENT ARRIVES (RFC 9293 §3.10.7)
+
+void TcpConnection::receive(const TcpSegment& segment, Instant now) {
+  ++stats_.segments_in;
+  stats_.bytes_in += segment.payload.size();
+  switch (state_) {
+    case TcpState::Closed:
+      on_closed_segment(segment);
+      return;
+    case TcpState::Listen:
+      on_listen(segment, now);
+      return;
+    case TcpState::SynSent:
+      on_syn_sent(segment, now);
+      return;
+    default:
+      on_synchronized(segment, now);
+      return;
+  }
+}
+
+void TcpConnection::on_closed_segment(const TcpSegment& segment) {
+  // RFC 9293 §3.10.7.1: anything but a RST is answered with a RST.
+  drop(ConnectionDrop::Closed);
+  if (!segment.rst) {
+    send_reset_for(segment);
+  }
+}
+
+void TcpConnection::on_listen(const TcpSegment& segment, Instant now) {
+  // RFC 9293 §3.10.7.2.
+  if (segment.rst) {
+    drop(ConnectionDrop::ListenRst);
+    return;
+  }
+  if (segment.ack) {
+    drop(ConnectionDrop::ListenAck);
+    send_reset_for(segment);
+    return;
+  }
+  if (!segment.syn) {
+    drop(ConnectionDrop::ListenNotSyn);
+    return;
+  }
+  negotiate(segment);
+  receiver_.on_syn(segment, now);
+  state_ = TcpState::SynReceived;
+  // Data on the SYN is queued (RFC 9293 §3.10.7.2: "queued for processing later").
+  receiver_.receive(segment, now);
+  push(now);  // the sender's SYN, completed into our SYN-ACK
+}
+
+void TcpConnection::on_syn_sent(const TcpSegment& segment, Instant now) {
+  // RFC 9293 §3.10.7.3.
+  const Wrap32 iss = sender_.isn();
+  const Wrap32 snd_nxt = sender_.next_seqno();
+  const bool ack_acceptable =
+      segment.ack && seq_gt(segment.ackno, iss) && seq_le(segment.ackno, snd_nxt);
+  if (segment.ack && !ack_acceptable) {
+    drop(ConnectionDrop::SynSentBadAck);
+    if (!segment.rst) {
+      send_reset_for(segment);
+    }
+    return;
+  }
+  if (segment.rst) {
+    if (!ack_acceptable) {
+      drop(ConnectionDrop::SynSentRstNoAck);
+      return;
+    }
+    close(CloseReason::Refused);
+    return;
+  }
+  if (!segment.syn) {
+    drop(ConnectionDrop::SynSentNoSyn);
+    return;
+  }
+  negotiate(segment);
+  receiver_.on_syn(segment, now);
+  if (ack_acceptable) {
+    sender_.receive(segment, now);
+    state_ = TcpState::Established;
+    receiver_.receive(segment, now);
+    if (receiver_.fin_received()) {
+      state_ = TcpState::CloseWait;
+    }
+    receiver_.request_ack();
+    push(now);
+    flush_ack(now);
+    return;
+  }
+  // Simultaneous open: SYN-RECEIVED, <SEQ=ISS><ACK=RCV.NXT><CTL=SYN,ACK>.
+  state_ = TcpState::SynReceived;
+  receiver_.receive(segment, now);
+  send_syn_ack(now);
+}
+
+void TcpConnection::on_synchronized(const TcpSegment& segment, Instant now) {
+  // RFC 9293 §3.10.7.4 second check with RFC 5961 §3.2: a RST resets only at
+  // exactly RCV.NXT; elsewhere in the window it earns a challenge ACK.
+  if (segment.rst) {
+    const Wrap32 rcv_nxt = *receiver_.ackno();
+    if (segment.seqno == rcv_nxt) {
+      close(CloseReason::ResetByPeer);
+    } else if (receiver_.in_window(segment.seqno, 1) || receiver_.in_window(segment.seqno, 0)) {
+      challenge_ack(now, ConnectionDrop::RstInWindow);
+    } else {
+      drop(ConnectionDrop::RstOutOfWindow);
+    }
+    return;
+  }
+
+  // A retransmitted SYN while our SYN-ACK is unacknowledged: the SYN-ACK was
+  // lost, so send it again now rather than at our retransmission timeout.
+  if (state_ == TcpState::SynReceived && segment.syn && !segment.ack &&
+      segment.seqno == *receiver_.irs()) {
+    send_syn_ack(now);
+    return;
+  }
+
+  // First check: PAWS and sequence acceptability; failures are answered with
+  // an ACK (counted by the receiver).
+  if (const auto refused = receiver_.check(segment, now)) {
+    // RFC 9293 §3.10.7.4: "If the RCV.WND is zero, no segments will be
+    // acceptable, but special allowance should be made to accept valid ACKs".
+    if (*refused == ReceiverDrop::OutOfWindow && segment.ack && !segment.syn &&
+        segment.seqno == *receiver_.ackno() && receiver_.window_bytes() == 0) {
+      process_ack(segment, now);
+    }
+    if (state_ == TcpState::TimeWait && segment.fin) {
+      enter_time_wait(now);  // RFC 9293 §3.10.7.4: restart the 2 MSL timeout
+    }
+    flush_ack(now);
+    return;
+  }
+
+  // Fourth check, RFC 5961 §4: a SYN in a synchronized state is challenged.
+  if (segment.syn) {
+    challenge_ack(now, ConnectionDrop::SynSynchronized);
+    return;
+  }
+  // Fifth check: the ACK field.
+  if (!segment.ack) {
+    drop(ConnectionDrop::NoAck);
+    return;
+  }
+  if (!process_ack(segment, now)) {
+    return;
+  }
+  if (state_ == TcpState::Closed) {
+    return;
+  }
+  process_text_and_fin(segment, now);
+  if (state_ == TcpState::Closed) {
+    return;
+  }
+  push(now);
+  flush_ack(now);
+}
+
+bool TcpConnection::process_ack(const TcpSegment& segment, Instant now) {
+  if (state_ == TcpState::SynReceived) {
+    // RFC 9293 §3.10.7.4: SND.UNA < SEG.ACK =< SND.NXT enters ESTABLISHED;
+    // otherwise <SEQ=SEG.ACK><CTL=RST>.
+    if (!seq_gt(segment.ackno, sender_.oldest_unacked()) ||
+        seq_gt(segment.ackno, sender_.next_seqno())) {
+      drop(ConnectionDrop::SynReceivedBadAck);
+      send_reset_for(segment);
+      return false;
+    }
+    sender_.receive(segment, now);
+    // A CLOSE in SYN-RECEIVED already moved us to FIN-WAIT-1.
+    state_ = outbound().is_closed() ? TcpState::FinWait1 : TcpState::Established;
+  } else {
+    switch (sender_.receive(segment, now)) {
+      case AckResult::Unsent:
+        // RFC 9293 §3.10.7.4 / RFC 5961 §5.2: ACK, drop.
+        drop(ConnectionDrop::AckUnsent);
+        receiver_.request_ack();
+        flush_ack(now);
+        return false;
+      case AckResult::TooOld:
+        drop(ConnectionDrop::AckTooOld);
+        receiver_.request_ack();
+        flush_ack(now);
+        return false;
+      default:
+        break;
+    }
+  }
+  if (sender_.fin_acked()) {
+    switch (state_) {
+      case TcpState::FinWait1:
+        state_ = TcpState::FinWait2;
+        break;
+      case TcpState::Closing:
+        enter_time_wait(now);
+        break;
+      case TcpState::LastAck:
+        close(CloseReason::Normal);
+        break;
+      default:
+        break;
+    }
+  }
+  return true;
+}
+
+void TcpConnection::process_text_and_fin(const TcpSegment& segment, Instant now) {
+  // Seventh and eighth checks: text only while the peer may still send
+  // (ESTABLISHED, FIN-WAIT-1, FIN-WAIT-2); after its FIN a segment can only
+  // be a retransmission, which the acceptability test has already answered.
+  if (state_ != TcpState::Established && state_ != TcpState::FinWait1 &&
+      state_ != TcpState::FinWait2) {
+    if (segment.fin || !segment.payload.empty()) {
+      receiver_.request_ack();
+    }
+    if (state_ == TcpState::TimeWait && segment.fin) {
+      enter_time_wait(now);
+    }
+    return;
+  }
+  const bool had_fin = receiver_.fin_received();
+  receiver_.receive(segment, now);
+  if (had_fin || !receiver_.fin_received()) {
+    return;
+  }
+  switch (state_) {
+    case TcpState::Established:
+      state_ = TcpState::CloseWait;
+      break;
+    case TcpState::FinWait1:
+      // Our FIN acknowledged already: TIME-WAIT; otherwise CLOSING.
+      if (sender_.fin_acked()) {
+        enter_time_wait(now);
+      } else {
+        state_ = TcpState::Closing;
+      }
+      break;
+    case TcpState::FinWait2:
+      enter_time_wait(now);
+      break;
+    default:
+      break;
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Timers
+
+void TcpConnection::tick(Instant now) {
+  if (state_ == TcpState::Closed || state_ == TcpState::Listen) {
+    return;
+  }
+  if (state_ == TcpState::TimeWait) {
+    if (time_wait_deadline_ && now >= *time_wait_deadline_) {
+      close(CloseReason::Normal);
+      return;
+    }
+    flush_ack(now);
+    return;
+  }
+  sender_.tick(now, [this](const TcpSegment& s) {
+    TcpSegment copy = s;
+    complete(copy);
+    emit(copy);
+  });
+  if (const auto failure = sender_.failure()) {
+    // RFC 9293 §3.8.3: give up, report, enter CLOSED.
+    switch (*failure) {
+      case SenderFailure::MaxRetransmissions:
+        close(CloseReason::TimedOut);
+        break;
+      case SenderFailure::UserTimeout:
+        close(CloseReason::UserTimeout);
+        break;
+      case SenderFailure::KeepaliveTimeout:
+        close(CloseReason::KeepaliveTimeout);
+        break;
+    }
+    return;
+  }
+  push(now);
+  flush_ack(now);
+}
+
+std::optional<Instant> TcpConnection::next_deadline() const {
+  if (state_ == TcpState::Closed || state_ == TcpState::Listen) {
+    return std::nullopt;
+  }
+  if (state_ == TcpState::TimeWait) {
+    return time_wait_deadline_;
+  }
+  std::optional<Instant> next = sender_.next_deadline();
+  if (const auto ack = receiver_.next_deadline(); ack && (!next || *ack < *next)) {
+    next = ack;
+  }
+  return next;
+}
+
+void TcpConnection::enter_time_wait(Instant now) {
+  state_ = TcpState::TimeWait;
+  time_wait_deadline_ = now + 2 * config_.msl;  // RFC 9293 §3.4.2
+}
+
+void TcpConnection::close(CloseReason reason) {
+  SPDLOG_DEBUG("connection closed in {}: {}", to_string(state_), to_string(reason));
+  if (reason != CloseReason::Normal) {
+    inbound().set_error();
+    outbound().set_error();
+  }
+  state_ = TcpState::Closed;
+  close_reason_ = reason;
+  time_wait_deadline_.reset();
+}
+
+// ---------------------------------------------------------------------------
+// Output
+
+void TcpConnection::negotiate(const TcpSegment& syn) {
+  peer_syn_seen_ = true;
+  peer_offered_ws_ = syn.options.window_scale.has_value();
+  peer_offered_sack_ = syn.options.sack_permitted;
+  peer_offered_ts_ = syn.options.timestamps.has_value();
+  // RFC 7323 §1.3 / §3.2, RFC 2018 §2: an option is in use only if both
+  // SYNs carried it.
+  const bool ws = config_.window_scale && peer_offered_ws_;
+  const bool sack = config_.sack && peer_offered_sack_;
+  const bool ts = config_.timestamps && peer_offered_ts_;
+  PeerOptions peer;
+  peer.mss = syn.options.mss.value_or(config_.default_peer_mss);  // RFC 9293 §3.7.1
+  peer.send_window_shift = ws ? *syn.options.window_scale : 0;
+  peer.sack = sack;
+  peer.timestamps = ts;
+  sender_.set_peer_options(peer);
+  receiver_.set_window_scaling(ws);
+  receiver_.set_sack(sack);
+  receiver_.set_timestamps(ts);
+}
+
+void TcpConnection::push(Instant now) {
+  switch (state_) {
+    case TcpState::SynSent:
+    case TcpState::SynReceived:
+    case TcpState::Established:
+    case TcpState::CloseWait:
+    case TcpState::FinWait1:
+    case TcpState::LastAck:
+    case TcpState::Closing:
+      break;
+    default:
+      return;
+  }
+  sender_.push(now, [this](const TcpSegment& s) {
+    TcpSegment copy = s;
+    complete(copy);
+    emit(copy);
+  });
+}
+
+void TcpConnection::flush_ack(Instant now) {
+  if (synchronized() && receiver_.ack_due(now)) {
+    send_ack(now);
+  }
+}
+
+void TcpConnection::send_ack(Instant now) {
+  TcpSegment ack = sender_.make_empty_segment(now);
+  complete(ack);
+  emit(ack);
+}
+
+void TcpConnection::send_syn_ack(Instant now) {
+  // Our SYN again, with the ACK of theirs. The sender keeps retransmitting
+  // its own copy on its timer.
+  TcpSegment syn;
+  syn.seqno = sender_.isn();
+  syn.syn = true;
+  syn.options.mss = config_.mss;
+  syn.options.sack_permitted = config_.sack;
+  if (config_.timestamps) {
+    syn.options.timestamps = Timestamps{sender_.timestamp_value(now), 0};
+  }
+  complete(syn);
+  emit(syn);
+}
+
+void TcpConnection::challenge_ack(Instant now, ConnectionDrop why) {
+  drop(why);
+  // RFC 5961 §7: at most challenge_ack_limit_per_second.
+  if (now - challenge_window_start_ >= std::chrono::seconds(1)) {
+    challenge_window_start_ = now;
+    challenge_acks_in_window_ = 0;
+  }
+  if (challenge_acks_in_window_ >= config_.challenge_ack_limit_per_second) {
+    drop(ConnectionDrop::ChallengeAckRateLimited);
+    return;
+  }
+  ++challenge_acks_in_window_;
+  ++stats_.challenge_acks;
+  send_ack(now);
+}
+
+void TcpConnection::send_reset_for(const TcpSegment& segment) {
+  // RFC 9293 §3.10.7.1: <SEQ=SEG.ACK><CTL=RST> if the ACK bit is on, else
+  // <SEQ=0><ACK=SEG.SEQ+SEG.LEN><CTL=RST,ACK>.
+  TcpSegment rst;
+  rst.rst = true;
+  if (segment.ack) {
+    rst.seqno = segment.ackno;
+  } else {
+    rst.ack = true;
+    rst.ackno = segment.seqno + static_cast<uint32_t>(segment.sequence_length());
+  }
+  emit(rst);
+}
+
+void TcpConnection::complete(TcpSegment& segment) {
+  if (segment.syn) {
+    const bool passive = peer_syn_seen_;
+    // RFC 7323 §1.3: a SYN-ACK carries window scale only if the SYN did.
+    if (config_.window_scale && (!passive || peer_offered_ws_)) {
+      segment.options.window_scale = receiver_.announced_window_shift();
+    }
+    if (passive) {
+      segment.options.sack_permitted = segment.options.sack_permitted && peer_offered_sack_;
+      if (!peer_offered_ts_) {
+        segment.options.timestamps.reset();  // RFC 7323 §3.2
+      }
+    }
+  }
+  receiver_.fill(segment);
+}
+
+void TcpConnection::emit(const TcpSegment& segment) {
+  ++stats_.segments_out;
+  stats_.bytes_out += segment.payload.size();
+  if (segment.rst) {
+    ++stats_.resets_out;
+  } else if (segment.payload.empty() && !segment.syn && !segment.fin) {
+    ++stats_.acks_out;
+  }
+  transmit_(segment);
+}
+
+void TcpConnection::drop(ConnectionDrop why) {
+  stats_.drops.count(why);
+  SPDLOG_DEBUG("drop segment in {}: {}", to_string(state_), to_string(why));
+}
+
+ConnectionSummary TcpConnection::summary() const {
+  ConnectionSummary s;
+  const SenderStats& tx = sender_.stats();
+  s.segments_in = stats_.segments_in;
+  s.bytes_in = stats_.bytes_in;
+  s.segments_out = stats_.segments_out;
+  s.bytes_out = stats_.bytes_out;
+  s.retransmits = tx.retransmitted_segments;
+  s.fast_retransmits = tx.fast_retransmits;
+  s.rtos = tx.rto_expirations;
+  s.sack_recovered_segments = tx.sack_recovered_segments;
+  s.duplicate_acks = tx.duplicate_acks;
+  s.challenge_acks = stats_.challenge_acks;
+  s.drops = stats_.drops.total() + receiver_.stats().drops.total();
+  s.sender = sender_.state();
+  return s;
+}
+
+}  // namespace tinytcp::tcp

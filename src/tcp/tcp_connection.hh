@@ -1,0 +1,203 @@
+#pragma once
+
+// TcpConnection: one TCP endpoint, the RFC 9293 §3.3.2 state machine over a
+// TcpSender (what we send) and a TcpReceiver (what we receive). It implements
+// the event processing of RFC 9293 §3.10: OPEN (active and passive, and
+// simultaneous open), SEGMENT ARRIVES in every state, CLOSE (half-close in
+// either order), ABORT, and the timeouts, with the RFC 5961 defences against
+// blind RST, SYN and ACK injection, and the option negotiation of RFC 7323
+// (window scale, timestamps) and RFC 2018 (SACK-permitted) on the SYNs.
+//
+// Sans-I/O: segments come in through receive(), time through `now`, and every
+// segment we send leaves through the Transmit callback given at construction.
+// The application writes to outbound() and reads from inbound(), then calls
+// tick(now) so the connection can send data or a window update; the event
+// loop calls tick() again at next_deadline(). It knows nothing of addresses,
+// ports or bytes on the wire: stack/ demultiplexes and encodes.
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+
+#include "stream/byte_stream.hh"
+#include "tcp/tcp_config.hh"
+#include "tcp/tcp_receiver.hh"
+#include "tcp/tcp_segment.hh"
+#include "tcp/tcp_sender.hh"
+#include "util/counters.hh"
+#include "util/time.hh"
+
+namespace tinytcp::tcp {
+
+// RFC 9293 §3.3.2.
+enum class TcpState {
+  Closed,
+  Listen,
+  SynSent,
+  SynReceived,
+  Established,
+  FinWait1,
+  FinWait2,
+  CloseWait,
+  Closing,
+  LastAck,
+  TimeWait,
+  kCount,
+};
+const char* to_string(TcpState state);
+
+// Why the connection reached CLOSED.
+enum class CloseReason {
+  Normal,            // both FINs exchanged and acknowledged (and TIME-WAIT over)
+  Refused,           // RST in answer to our SYN
+  ResetByPeer,       // RST in a synchronized state
+  TimedOut,          // too many retransmissions
+  UserTimeout,       // RFC 9293 §3.8.3 user timeout
+  KeepaliveTimeout,  // RFC 1122 §4.2.3.6 probes unanswered
+  Aborted,           // abort() by the application
+  kCount,
+};
+const char* to_string(CloseReason reason);
+
+// Segments dropped by the state machine (the receiver counts PAWS and
+// window drops itself). Each is one counter.
+enum class ConnectionDrop {
+  Closed,                   // arrived in CLOSED (answered with RST unless RST)
+  ListenNotSyn,             // LISTEN: neither SYN nor (answered) ACK
+  ListenRst,                // LISTEN: RST
+  ListenAck,                // LISTEN: ACK (answered with RST)
+  SynSentBadAck,            // SYN-SENT: ACK outside (ISS, SND.NXT] (answered with RST)
+  SynSentRstNoAck,          // SYN-SENT: RST without an acceptable ACK
+  SynSentNoSyn,             // SYN-SENT: neither SYN nor RST
+  RstOutOfWindow,           // RFC 5961 §3.2: RST outside the window
+  RstInWindow,              // RFC 5961 §3.2: RST in window but not at RCV.NXT (challenged)
+  SynSynchronized,          // RFC 5961 §4: SYN in a synchronized state (challenged)
+  NoAck,                    // RFC 9293 §3.10.7.4: ACK bit off
+  AckUnsent,                // ACK of something not yet sent (answered with ACK)
+  AckTooOld,                // RFC 5961 §5.2: ACK below SND.UNA - MAX.SND.WND (answered with ACK)
+  SynReceivedBadAck,        // SYN-RECEIVED: unacceptable ACK (answered with RST)
+  ChallengeAckRateLimited,  // RFC 5961 §7: a challenge ACK not sent
+  kCount,
+};
+const char* to_string(ConnectionDrop drop);
+
+struct ConnectionStats {
+  uint64_t segments_in = 0;
+  uint64_t bytes_in = 0;  // payload bytes of every segment handed to receive()
+  uint64_t segments_out = 0;
+  uint64_t bytes_out = 0;  // payload bytes sent, retransmissions included
+  uint64_t acks_out = 0;   // segments without payload, SYN, FIN or RST
+  uint64_t resets_out = 0;
+  uint64_t challenge_acks = 0;
+  EnumCounters<ConnectionDrop> drops;
+};
+
+// Everything an app prints or plots about one connection.
+struct ConnectionSummary {
+  uint64_t segments_in = 0;
+  uint64_t bytes_in = 0;
+  uint64_t segments_out = 0;
+  uint64_t bytes_out = 0;
+  uint64_t retransmits = 0;
+  uint64_t fast_retransmits = 0;
+  uint64_t rtos = 0;
+  uint64_t sack_recovered_segments = 0;
+  uint64_t duplicate_acks = 0;
+  uint64_t challenge_acks = 0;
+  uint64_t drops = 0;  // connection and receiver drops together
+  SenderState sender;  // cwnd, ssthresh, srtt, rttvar, rto
+};
+
+class TcpConnection {
+ public:
+  using Transmit = std::function<void(const TcpSegment&)>;
+
+  // A connection in CLOSED; connect() or listen() opens it.
+  TcpConnection(const TcpConfig& config, Wrap32 isn, Transmit transmit);
+
+  // Active open (RFC 9293 §3.10.1): sends the SYN, enters SYN-SENT.
+  void connect(Instant now);
+  // Passive open: LISTEN for one SYN.
+  void listen();
+
+  // SEGMENT ARRIVES (RFC 9293 §3.10.7).
+  void receive(const TcpSegment& segment, Instant now);
+  // Timers (retransmission, delayed ACK, TIME-WAIT), then sends what the
+  // application wrote and any ACK or window update due.
+  void tick(Instant now);
+  std::optional<Instant> next_deadline() const;
+
+  // The application's two streams.
+  stream::ByteStream& inbound() { return receiver_.inbound(); }
+  const stream::ByteStream& inbound() const { return receiver_.inbound(); }
+  stream::ByteStream& outbound() { return sender_.outbound(); }
+  const stream::ByteStream& outbound() const { return sender_.outbound(); }
+
+  // CLOSE (RFC 9293 §3.10.4): no more data from us; the FIN follows the data.
+  void shutdown_write(Instant now);
+  // ABORT (RFC 9293 §3.10.5): RST to the peer in a synchronized state, CLOSED.
+  void abort(Instant now);
+
+  TcpState state() const { return state_; }
+  // Set once CLOSED is reached after an open.
+  std::optional<CloseReason> close_reason() const { return close_reason_; }
+  // Both directions done, or closed: nothing more will happen.
+  bool closed() const { return state_ == TcpState::Closed; }
+
+  const ConnectionStats& stats() const { return stats_; }
+  const SenderStats& sender_stats() const { return sender_.stats(); }
+  const ReceiverStats& receiver_stats() const { return receiver_.stats(); }
+  ConnectionSummary summary() const;
+  // Called on every change of cwnd or of the RTT estimate.
+  void set_trace(TcpSender::Trace trace) { sender_.set_trace(std::move(trace)); }
+
+  const TcpSender& sender() const { return sender_; }
+  const TcpReceiver& receiver() const { return receiver_; }
+
+ private:
+  bool synchronized() const;
+  void on_closed_segment(const TcpSegment& segment);
+  void on_listen(const TcpSegment& segment, Instant now);
+  void on_syn_sent(const TcpSegment& segment, Instant now);
+  void on_synchronized(const TcpSegment& segment, Instant now);
+  // The ACK field in a synchronized state (RFC 9293 §3.10.7.4 fifth check);
+  // false when the segment is to be dropped.
+  bool process_ack(const TcpSegment& segment, Instant now);
+  void process_text_and_fin(const TcpSegment& segment, Instant now);
+
+  void negotiate(const TcpSegment& syn);
+  void push(Instant now);
+  void flush_ack(Instant now);
+  void send_ack(Instant now);
+  void send_syn_ack(Instant now);
+  void challenge_ack(Instant now, ConnectionDrop why);
+  void send_reset_for(const TcpSegment& segment);
+  void complete(TcpSegment& segment);
+  void emit(const TcpSegment& segment);
+  void enter_time_wait(Instant now);
+  void close(CloseReason reason);
+  void drop(ConnectionDrop why);
+
+  TcpConfig config_;
+  Transmit transmit_;
+  TcpSender sender_;
+  TcpReceiver receiver_;
+  TcpState state_ = TcpState::Closed;
+  std::optional<CloseReason> close_reason_;
+
+  // What the peer's SYN offered (RFC 7323 §1.3, §3.2; RFC 2018 §2): our SYN-ACK
+  // may carry only options the SYN carried.
+  bool peer_syn_seen_ = false;
+  bool peer_offered_ws_ = false;
+  bool peer_offered_sack_ = false;
+  bool peer_offered_ts_ = false;
+
+  std::optional<Instant> time_wait_deadline_;
+  // RFC 5961 §7: challenge ACKs in the current one-second interval.
+  Instant challenge_window_start_;
+  uint32_t challenge_acks_in_window_ = 0;
+
+  ConnectionStats stats_;
+};
+
+}  // namespace tinytcp::tcp
