@@ -18,7 +18,7 @@ declare -A ALLOWED=(
 CORE="stream wire tcp net stack proto"
 # System headers and calls the core may not use: I/O, threads, clocks.
 FORBIDDEN_HEADERS='<(sys/socket|sys/epoll|sys/ioctl|sys/select|poll|unistd|fcntl|thread|mutex|condition_variable|future|pcap[^>]*|linux/[^>]*|netinet/[^>]*|arpa/[^>]*|net/if[^>]*|fstream|cstdio)\.?h?>'
-FORBIDDEN_CALLS='(steady_clock|system_clock|high_resolution_clock)::now|sleep_for|sleep_until|std::thread|getenv|::socket\(|::read\(|::write\('
+FORBIDDEN_CALLS='(steady_clock|system_clock|high_resolution_clock)::now|sleep_for|sleep_until|std::thread|getenv|(^|[^A-Za-z0-9_])::(socket|read|write|open|send|recv|sendto|recvfrom|ioctl)\('
 
 status=0
 for dir in src/*/; do

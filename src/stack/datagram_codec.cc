@@ -35,6 +35,11 @@ Expected<InboundSegment, InboundError> parse_datagram(std::string_view datagram)
   if (!ip) {
     return make_unexpected(InboundError::BadIpv4);
   }
+  return parse_segment(*ip);
+}
+
+Expected<InboundSegment, InboundError> parse_segment(const wire::Ipv4View& view) {
+  const wire::Ipv4View* ip = &view;
   if (ip->header.protocol != static_cast<uint8_t>(wire::IpProtocol::kTcp)) {
     return make_unexpected(InboundError::NotTcp);
   }

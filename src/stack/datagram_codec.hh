@@ -12,6 +12,7 @@
 #include "tcp/tcp_segment.hh"
 #include "util/buffer.hh"
 #include "util/expected.hh"
+#include "wire/ipv4.hh"
 
 namespace tinytcp::stack {
 
@@ -31,6 +32,8 @@ enum class InboundError {
 const char* to_string(InboundError e);
 
 Expected<InboundSegment, InboundError> parse_datagram(std::string_view datagram);
+// The same for a datagram whose IPv4 header is already parsed and verified.
+Expected<InboundSegment, InboundError> parse_segment(const wire::Ipv4View& ip);
 
 // Writes the IPv4 datagram of `segment` on `tuple` (local is the source);
 // false if it does not fit `out`.

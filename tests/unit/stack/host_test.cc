@@ -1,0 +1,425 @@
+#include "stack/host.hh"
+
+#include <gtest/gtest.h>
+
+#include <deque>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "util/random.hh"
+#include "wire/icmp.hh"
+#include "wire/udp.hh"
+
+namespace tinytcp::stack {
+namespace {
+
+using namespace std::chrono_literals;
+
+const wire::Ipv4Address kA = wire::Ipv4Address::from_octets(169, 254, 1, 1);
+const wire::Ipv4Address kB = wire::Ipv4Address::from_octets(169, 254, 1, 2);
+
+HostConfig config_for(wire::Ipv4Address address) {
+  HostConfig c;
+  c.address = address;
+  c.secret = "0123456789abcdef-test-secret";
+  c.tcp.msl = 500ms;
+  c.tcp.receive_buffer_bytes = 64 * 1024;
+  c.tcp.send_buffer_bytes = 64 * 1024;
+  return c;
+}
+
+// Two Hosts joined by a link with a fixed one-way delay, on a manual clock.
+class TwoHosts : public ::testing::Test {
+ protected:
+  TwoHosts()
+      : a_(config_for(kA), [this](std::string_view d) { send(kB, d); }),
+        b_(config_for(kB), [this](std::string_view d) { send(kA, d); }) {
+    a_.set_event_callback([this](SocketId id, SocketEvent e) { a_events_.emplace_back(id, e); });
+    b_.set_event_callback([this](SocketId id, SocketEvent e) { b_events_.emplace_back(id, e); });
+  }
+
+  void send(wire::Ipv4Address to, std::string_view datagram) {
+    ++sent_;
+    if (drop_next_ > 0) {
+      --drop_next_;
+      return;
+    }
+    link_.push_back({now_ + delay_, to, std::string(datagram)});
+  }
+
+  // Advances the clock event by event until `done()` or `limit` passes.
+  template <typename Pred>
+  bool run_until(Pred done, Duration limit = 10s) {
+    const Instant end = now_ + limit;
+    while (!done()) {
+      std::optional<Instant> next;
+      if (!link_.empty()) {
+        next = link_.front().at;
+      }
+      for (Host* h : {&a_, &b_}) {
+        if (const auto d = h->next_deadline(); d && (!next || *d < *next)) {
+          next = d;
+        }
+      }
+      if (!next || *next > end) {
+        now_ = end;
+        return done();
+      }
+      now_ = std::max(now_, *next);
+      while (!link_.empty() && link_.front().at <= now_) {
+        const auto packet = std::move(link_.front());
+        link_.pop_front();
+        (packet.to == kA ? a_ : b_).receive_datagram(packet.bytes, now_);
+      }
+      a_.tick(now_);
+      b_.tick(now_);
+    }
+    return true;
+  }
+  void run_for(Duration d) {
+    run_until([] { return false; }, d);
+  }
+
+  std::string read_all(Host& h, SocketId id) {
+    std::string out;
+    char buf[4096];
+    for (size_t n; (n = h.read(id, buf, sizeof buf, now_)) > 0;) {
+      out.append(buf, n);
+    }
+    return out;
+  }
+
+  // A connected pair: client on b, server on a.
+  std::pair<SocketId, SocketId> connect_pair(uint16_t port = 80) {
+    const auto listener = a_.listen(port);
+    EXPECT_TRUE(listener);
+    const auto client = b_.connect(kA, port, now_);
+    EXPECT_TRUE(client);
+    std::optional<SocketId> server;
+    EXPECT_TRUE(run_until([&] {
+      if (!server) {
+        server = a_.accept(*listener);
+      }
+      return server.has_value() && b_.info(*client)->state == tcp::TcpState::Established;
+    }));
+    listener_ = *listener;
+    return {*client, server.value_or(0)};
+  }
+
+  bool saw(const std::vector<std::pair<SocketId, SocketEvent>>& events, SocketId id,
+           SocketEvent e) {
+    for (const auto& [i, ev] : events) {
+      if (i == id && ev == e) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  struct Packet {
+    Instant at;
+    wire::Ipv4Address to;
+    std::string bytes;
+  };
+  Instant now_;
+  Duration delay_ = 1ms;
+  int drop_next_ = 0;
+  uint64_t sent_ = 0;
+  std::deque<Packet> link_;
+  Host a_;
+  Host b_;
+  SocketId listener_ = 0;
+  std::vector<std::pair<SocketId, SocketEvent>> a_events_;
+  std::vector<std::pair<SocketId, SocketEvent>> b_events_;
+};
+
+TEST_F(TwoHosts, ConnectAcceptAndExchangeBothWays) {
+  const auto [client, server] = connect_pair();
+  ASSERT_NE(server, 0u);
+  EXPECT_TRUE(saw(b_events_, client, SocketEvent::Connected));
+  EXPECT_TRUE(saw(a_events_, listener_, SocketEvent::Acceptable));
+  EXPECT_EQ(b_.info(client)->tuple.remote_port, 80);
+  EXPECT_GE(b_.info(client)->tuple.local_port, PortAllocator::kDefaultMin);
+
+  EXPECT_EQ(b_.write(client, "hello", now_), 5u);
+  ASSERT_TRUE(run_until([&] { return a_.info(server)->readable_bytes == 5; }));
+  EXPECT_TRUE(saw(a_events_, server, SocketEvent::Readable));
+  EXPECT_EQ(read_all(a_, server), "hello");
+  EXPECT_EQ(a_.write(server, "world", now_), 5u);
+  ASSERT_TRUE(run_until([&] { return b_.info(client)->readable_bytes == 5; }));
+  EXPECT_EQ(b_.peek(client), "world");
+  b_.consume(client, 5, now_);
+  EXPECT_EQ(a_.stats().connections_opened, 1u);
+  EXPECT_EQ(b_.stats().connections_opened, 1u);
+}
+
+TEST_F(TwoHosts, GracefulCloseReleasesEverythingAfterTimeWait) {
+  const auto [client, server] = connect_pair();
+  b_.write(client, "last words", now_);
+  b_.close(client, now_);  // client's id is released at once
+  EXPECT_FALSE(b_.info(client).has_value());
+  ASSERT_TRUE(run_until([&] { return a_.info(server)->state == tcp::TcpState::CloseWait; }))
+      << "server never saw the FIN";
+  EXPECT_FALSE(a_.info(server)->peer_finished);  // EOF only once every byte is read
+  EXPECT_EQ(read_all(a_, server), "last words");
+  EXPECT_TRUE(a_.info(server)->peer_finished);
+  a_.close(server, now_);
+  a_.close(listener_, now_);
+  ASSERT_TRUE(run_until([&] { return a_.socket_count() == 0 && b_.socket_count() == 0; }, 10s));
+  EXPECT_EQ(a_.connection_count(), 0u);
+  EXPECT_EQ(b_.connection_count(), 0u);
+  EXPECT_FALSE(a_.next_deadline().has_value());
+  EXPECT_FALSE(b_.next_deadline().has_value());
+}
+
+TEST_F(TwoHosts, PeerCloseIsAnEventAndEof) {
+  const auto [client, server] = connect_pair();
+  b_.shutdown_write(client, now_);
+  ASSERT_TRUE(run_until([&] { return a_.info(server)->peer_finished; }));
+  EXPECT_TRUE(saw(a_events_, server, SocketEvent::Readable));
+  // Half-close: the server can still send.
+  a_.write(server, "still here", now_);
+  ASSERT_TRUE(run_until([&] { return b_.info(client)->readable_bytes == 10; }));
+}
+
+TEST_F(TwoHosts, ConnectToClosedPortIsRefusedWithRst) {
+  const auto client = b_.connect(kA, 81, now_);
+  ASSERT_TRUE(client);
+  ASSERT_TRUE(run_until([&] { return b_.info(*client)->state == tcp::TcpState::Closed; }));
+  EXPECT_EQ(b_.info(*client)->close_reason, tcp::CloseReason::Refused);
+  EXPECT_TRUE(saw(b_events_, *client, SocketEvent::Closed));
+  EXPECT_EQ(a_.stats().resets_sent, 1u);
+  EXPECT_EQ(a_.stats().drops[HostDrop::NoConnection], 1u);
+}
+
+TEST_F(TwoHosts, AbortResetsThePeer) {
+  const auto [client, server] = connect_pair();
+  b_.abort(client, now_);
+  ASSERT_TRUE(run_until([&] { return a_.info(server)->state == tcp::TcpState::Closed; }));
+  EXPECT_EQ(a_.info(server)->close_reason, tcp::CloseReason::ResetByPeer);
+  EXPECT_TRUE(saw(a_events_, server, SocketEvent::Closed));
+}
+
+TEST_F(TwoHosts, ListenTwiceOnOnePortFails) {
+  ASSERT_TRUE(a_.listen(80));
+  const auto again = a_.listen(80);
+  ASSERT_FALSE(again);
+  EXPECT_EQ(again.error(), SocketError::AddressInUse);
+}
+
+TEST_F(TwoHosts, ConnectRejectsBadAddresses) {
+  for (const auto bad : {wire::Ipv4Address{0}, wire::Ipv4Address{0xffffffff},
+                         wire::Ipv4Address::from_octets(224, 0, 0, 1)}) {
+    const auto r = b_.connect(bad, 80, now_);
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error(), SocketError::BadAddress);
+  }
+  EXPECT_FALSE(b_.connect(kA, 0, now_));
+}
+
+TEST_F(TwoHosts, SynRetransmittedAfterLoss) {
+  ASSERT_TRUE(a_.listen(80));
+  drop_next_ = 1;  // the first SYN
+  const auto client = b_.connect(kA, 80, now_);
+  ASSERT_TRUE(run_until([&] { return b_.info(*client)->state == tcp::TcpState::Established; }));
+}
+
+TEST_F(TwoHosts, BulkTransferIsByteExact) {
+  const auto [client, server] = connect_pair();
+  const std::string data = Rng(seed_from_env("TINYTCP_SEED", 3)).bytes(2'000'000);
+  size_t written = 0;
+  std::string got;
+  ASSERT_TRUE(run_until(
+      [&] {
+        written += b_.write(client, std::string_view(data).substr(written), now_);
+        got += read_all(a_, server);
+        return got.size() == data.size();
+      },
+      60s));
+  EXPECT_EQ(got, data);
+}
+
+TEST_F(TwoHosts, SynBacklogBoundsHalfOpenConnections) {
+  ASSERT_TRUE(a_.listen(80, 2));
+  // SYNs from b whose SYN-ACKs are lost, so they stay half-open at a.
+  std::vector<SocketId> clients;
+  for (int i = 0; i < 3; ++i) {
+    clients.push_back(*b_.connect(kA, 80, now_));
+  }
+  // Deliver the three SYNs; drop everything a sends back.
+  a_.set_event_callback(nullptr);
+  run_until([&] { return link_.empty(); }, 2ms);
+  EXPECT_EQ(a_.stats().drops[HostDrop::SynBacklogFull], 1u);
+  EXPECT_EQ(a_.connection_count(), 2u);
+}
+
+TEST_F(TwoHosts, AcceptQueueFullResetsTheNewcomer) {
+  const auto listener = a_.listen(80, 1);
+  ASSERT_TRUE(listener);
+  const auto c1 = b_.connect(kA, 80, now_);
+  ASSERT_TRUE(run_until([&] { return b_.info(*c1)->state == tcp::TcpState::Established; }));
+  const auto c2 = b_.connect(kA, 80, now_);  // nobody accepts
+  ASSERT_TRUE(run_until([&] { return b_.info(*c2)->state == tcp::TcpState::Closed; }));
+  EXPECT_EQ(a_.stats().drops[HostDrop::AcceptQueueFull], 1u);
+  EXPECT_TRUE(a_.accept(*listener).has_value());
+  EXPECT_FALSE(a_.accept(*listener).has_value());
+}
+
+TEST_F(TwoHosts, ClosingAListenerResetsUnacceptedConnections) {
+  const auto listener = a_.listen(80);
+  const auto c1 = b_.connect(kA, 80, now_);
+  ASSERT_TRUE(run_until([&] { return b_.info(*c1)->state == tcp::TcpState::Established; }));
+  a_.close(*listener, now_);
+  ASSERT_TRUE(run_until([&] { return b_.info(*c1)->state == tcp::TcpState::Closed; }));
+  EXPECT_EQ(a_.socket_count(), 0u);
+}
+
+TEST_F(TwoHosts, AThousandConcurrentEchoConnections) {
+  constexpr int kConnections = 1000;
+  constexpr size_t kBytes = 10 * 1024;
+  const auto listener = a_.listen(7, kConnections);
+  ASSERT_TRUE(listener);
+  // The server echoes whatever arrives and closes when the client does.
+  a_.set_event_callback([&](SocketId id, SocketEvent e) {
+    if (id == *listener && e == SocketEvent::Acceptable) {
+      while (a_.accept(*listener)) {
+      }
+    }
+  });
+  std::vector<SocketId> clients;
+  std::map<SocketId, std::string> echoed;
+  const std::string payload = Rng(9).bytes(kBytes);
+  for (int i = 0; i < kConnections; ++i) {
+    const auto c = b_.connect(kA, 7, now_);
+    ASSERT_TRUE(c) << i;
+    clients.push_back(*c);
+  }
+  std::map<SocketId, size_t> written;
+  const bool done = run_until(
+      [&] {
+        // Server side: echo every connection (ids are dense and small).
+        for (SocketId id = 1; id < 2 * kConnections + 10; ++id) {
+          const auto info = a_.info(id);
+          if (!info || info->listener) {
+            continue;
+          }
+          for (auto v = a_.peek(id); !v.empty(); v = a_.peek(id)) {
+            const size_t n = a_.write(id, v, now_);
+            if (n == 0) {
+              break;
+            }
+            a_.consume(id, n, now_);
+          }
+        }
+        size_t complete = 0;
+        for (const SocketId c : clients) {
+          auto& w = written[c];
+          if (w < kBytes) {
+            w += b_.write(c, std::string_view(payload).substr(w), now_);
+          }
+          echoed[c] += read_all(b_, c);
+          complete += echoed[c].size() == kBytes ? 1u : 0u;
+        }
+        return complete == clients.size();
+      },
+      120s);
+  ASSERT_TRUE(done);
+  for (const SocketId c : clients) {
+    ASSERT_EQ(echoed[c], payload) << c;
+  }
+  EXPECT_EQ(a_.stats().connections_opened, static_cast<uint64_t>(kConnections));
+}
+
+// ---- raw datagrams into one host -------------------------------------------
+
+class HostInput : public ::testing::Test {
+ protected:
+  HostInput() : host_(config_for(kA), [this](std::string_view d) { out_.emplace_back(d); }) {}
+
+  std::string ipv4(uint8_t protocol, std::string_view payload, wire::Ipv4Address dst = kA) {
+    std::string buf(20 + payload.size(), '\0');
+    BufferWriter w(buf.data(), buf.size());
+    wire::Ipv4Header h;
+    h.total_length = static_cast<uint16_t>(buf.size());
+    h.protocol = protocol;
+    h.src = kB;
+    h.dst = dst;
+    wire::serialize(h, w);
+    w.bytes(payload);
+    return buf;
+  }
+
+  Instant now_;
+  Host host_;
+  std::vector<std::string> out_;
+};
+
+TEST_F(HostInput, PingGetsAnEchoReply) {
+  std::string icmp(8 + 4, '\0');
+  BufferWriter w(icmp.data(), icmp.size());
+  wire::serialize(wire::IcmpMessage::echo(wire::icmp::kEchoRequest, 7, 1, "ping"), w);
+  host_.receive_datagram(ipv4(1, icmp), now_);
+  ASSERT_EQ(out_.size(), 1u);
+  const auto ip = wire::parse_ipv4(out_[0]);
+  ASSERT_TRUE(ip);
+  EXPECT_EQ(ip->header.dst, kB);
+  const auto reply = wire::parse_icmp(ip->payload);
+  ASSERT_TRUE(reply);
+  EXPECT_EQ(reply->type, wire::icmp::kEchoReply);
+  EXPECT_EQ(reply->data, "ping");
+  EXPECT_EQ(host_.stats().echo_replies, 1u);
+}
+
+TEST_F(HostInput, UdpGetsPortUnreachable) {
+  std::string udp(8 + 3, '\0');
+  BufferWriter w(udp.data(), udp.size());
+  wire::UdpHeader h;
+  h.src_port = 5000;
+  h.dst_port = 53;
+  wire::serialize(h, "abc", kB, kA, w);
+  host_.receive_datagram(ipv4(17, udp), now_);
+  ASSERT_EQ(out_.size(), 1u);
+  const auto ip = wire::parse_ipv4(out_[0]);
+  ASSERT_TRUE(ip);
+  const auto err = wire::parse_icmp(ip->payload);
+  ASSERT_TRUE(err);
+  EXPECT_EQ(err->type, wire::icmp::kDestinationUnreachable);
+  EXPECT_EQ(err->code, wire::icmp::kPortUnreachable);
+}
+
+TEST_F(HostInput, UnknownProtocolGetsProtocolUnreachable) {
+  host_.receive_datagram(ipv4(47, "gre?"), now_);
+  ASSERT_EQ(out_.size(), 1u);
+  const auto err = wire::parse_icmp(wire::parse_ipv4(out_[0])->payload);
+  ASSERT_TRUE(err);
+  EXPECT_EQ(err->code, wire::icmp::kProtocolUnreachable);
+}
+
+TEST_F(HostInput, BadDatagramsAreCountedAndNeverAnswered) {
+  host_.receive_datagram("", now_);
+  host_.receive_datagram("garbage that is not an IPv4 header", now_);
+  EXPECT_EQ(host_.stats().drops[HostDrop::BadIpv4], 2u);
+  host_.receive_datagram(ipv4(6, std::string(20, '\0'), kB), now_);
+  EXPECT_EQ(host_.stats().drops[HostDrop::NotForUs], 1u);
+  host_.receive_datagram(ipv4(6, std::string(20, '\x01')), now_);  // bad TCP checksum
+  EXPECT_EQ(host_.stats().drops[HostDrop::BadTcp], 1u);
+  host_.receive_datagram(ipv4(1, "\x08"), now_);  // truncated ICMP
+  EXPECT_EQ(host_.stats().drops[HostDrop::BadIcmp], 1u);
+  EXPECT_TRUE(out_.empty());
+}
+
+TEST_F(HostInput, RandomBytesNeverCrash) {
+  Rng rng(seed_from_env("TINYTCP_SEED", 17));
+  for (int i = 0; i < 3000; ++i) {
+    std::string payload = rng.bytes(rng.uniform(0, 80));
+    const auto protocol = static_cast<uint8_t>(rng.chance(0.7) ? 6 : rng.uniform(0, 255));
+    host_.receive_datagram(ipv4(protocol, payload), now_);
+    now_ += 1ms;
+    host_.tick(now_);
+  }
+  EXPECT_EQ(host_.stats().datagrams_in, 3000u);
+}
+
+}  // namespace
+}  // namespace tinytcp::stack
