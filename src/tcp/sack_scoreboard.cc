@@ -62,6 +62,9 @@ SackScoreboard::Acked SackScoreboard::acknowledge(uint64_t ack) {
       if (loss_index_ > 0) {
         --below_sacked_segments_;
       }
+    } else {
+      lost_segments_ -= seg.lost ? 1u : 0u;
+      rexmit_segments_ -= seg.rexmit ? 1u : 0u;
     }
     queue_.pop_front();
     loss_index_ = loss_index_ > 0 ? loss_index_ - 1 : 0;
@@ -129,9 +132,11 @@ uint64_t SackScoreboard::sack(uint64_t left, uint64_t right) {
     }
     if (seg.lost) {
       lost_bytes_ -= seg.length;
+      --lost_segments_;
     }
     if (seg.rexmit) {
       rexmit_bytes_ -= seg.length;
+      --rexmit_segments_;
     }
     seg.sacked = true;
     seg.lost = false;
@@ -154,6 +159,7 @@ void SackScoreboard::mark_lost(size_t i) {
   }
   seg.lost = true;
   lost_bytes_ += seg.length;
+  ++lost_segments_;
   rexmit_index_ = std::min(rexmit_index_, i);
 }
 
@@ -197,12 +203,15 @@ bool SackScoreboard::mark_front_lost() {
 void SackScoreboard::mark_all_lost() {
   lost_bytes_ = 0;
   rexmit_bytes_ = 0;
+  lost_segments_ = 0;
+  rexmit_segments_ = 0;
   for (size_t i = 0; i < queue_.size(); ++i) {
     OutstandingSegment& seg = queue_[i];
     seg.rexmit = false;
     seg.lost = !seg.sacked;
     if (seg.lost) {
       lost_bytes_ += seg.length;
+      ++lost_segments_;
     }
   }
   loss_index_ = queue_.size();
@@ -236,6 +245,7 @@ void SackScoreboard::on_retransmitted(size_t i, Instant now) {
   if (seg.lost && !seg.sacked && !seg.rexmit) {
     seg.rexmit = true;
     rexmit_bytes_ += seg.length;
+    ++rexmit_segments_;
   }
 }
 

@@ -153,6 +153,15 @@ uint64_t TcpSender::bytes_in_flight() const {
   return pipe - std::min(pipe, reno_dup_bytes_);
 }
 
+bool TcpSender::segment_window_full() const {
+  const auto limit = cc_->max_segments_in_flight();
+  if (!limit) {
+    return false;
+  }
+  const uint64_t segments = board_.pipe_segments();
+  return segments - std::min(segments, reno_dup_bytes_ / smss_) >= *limit;
+}
+
 uint64_t TcpSender::pending_bytes() const {
   // Data occupies sequence numbers [1, 1 + bytes_pushed).
   const uint64_t sent_data = snd_nxt_ > 0 ? snd_nxt_ - 1 : 0;
@@ -235,7 +244,8 @@ bool TcpSender::send_retransmissions(Instant now, const Transmit& transmit) {
   // same rule repairs cumulative-ACK recovery and the go-back after a timeout.
   while (const auto index = board_.next_lost()) {
     const OutstandingSegment& seg = board_[*index];
-    if (!retransmit_now_ && bytes_in_flight() + seg.length > cc_->cwnd()) {
+    if (!retransmit_now_ &&
+        (bytes_in_flight() + seg.length > cc_->cwnd() || segment_window_full())) {
       cwnd_limited_ = true;
       return false;  // lost data first: no new data either
     }
@@ -259,6 +269,10 @@ void TcpSender::send_new_data(Instant now, const Transmit& transmit) {
     const uint64_t cwnd = cc_->cwnd();
     const uint64_t usable_cwnd = cwnd > flight ? cwnd - flight : 0;
     const bool outstanding = snd_nxt_ > snd_una_;
+    if (segment_window_full()) {
+      cwnd_limited_ = true;
+      return;
+    }
 
     if (pending == 0) {
       // FIN alone: one sequence number, inside both windows.

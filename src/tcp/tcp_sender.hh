@@ -190,7 +190,9 @@ class TcpSender {
   std::optional<Instant> keepalive_deadline() const;
   void fail(SenderFailure why);
   void maybe_trace(Instant now);
-  uint64_t pending_bytes() const;  // written by the app, not yet sent once
+  uint64_t pending_bytes() const;
+  bool segment_window_full() const;  // CongestionControl::max_segments_in_flight()  // written by
+                                     // the app, not yet sent once
   uint64_t fin_seqno() const { return 1 + outbound_.bytes_pushed(); }
 
   TcpConfig config_;

@@ -124,8 +124,10 @@ TEST_F(SackScoreboardTest, PipeCountsRetransmissions) {
   EXPECT_EQ(board.pipe(), 4000u);
   const auto i = board.next_lost();
   ASSERT_TRUE(i.has_value());
+  EXPECT_EQ(board.pipe_segments(), 4u);
   board.on_retransmitted(*i, now);
   EXPECT_EQ(board.pipe(), 5000u);
+  EXPECT_EQ(board.pipe_segments(), 5u);
   EXPECT_FALSE(board.next_lost().has_value()) << "retransmitted once per loss";
   EXPECT_TRUE(board[*i].ever_retransmitted);
 }
@@ -163,6 +165,7 @@ TEST_F(SackScoreboardTest, TimeoutMarksEverythingUnsackedLost) {
   EXPECT_EQ(board.lost_bytes(), 8000u);
   EXPECT_EQ(board.retransmitted_bytes(), 0u);
   EXPECT_EQ(board.pipe(), 0u);
+  EXPECT_EQ(board.pipe_segments(), 0u);
   std::vector<uint64_t> order;
   while (const auto i = board.next_lost()) {
     order.push_back(board[*i].start);
@@ -253,6 +256,11 @@ TEST(SackScoreboardPropertyTest, MatchesTheRfcDefinitionsUnderRandomAcks) {
         }
       }
       ASSERT_EQ(board.pipe(), pipe);
+      uint64_t pipe_segments = 0;
+      for (size_t i = 0; i < board.size(); ++i) {
+        pipe_segments += (!board[i].sacked && !board[i].lost) ? 1u : 0u;
+      }
+      ASSERT_EQ(board.pipe_segments(), pipe_segments);
     }
   }
 }

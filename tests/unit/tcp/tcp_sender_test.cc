@@ -609,6 +609,35 @@ TEST_F(TcpSenderTest, StopAndWaitIsFixedOne) {
   expect_nothing_sent();
 }
 
+TEST_F(TcpSenderTest, StopAndWaitHoldsOneSegmentHoweverSmall) {
+  config.congestion_control = "fixed:1";
+  config.nagle = false;
+  establish();
+  push("abc");
+  push("def");
+  expect_segment().payload("abc");
+  expect_nothing_sent();
+  ack(4);
+  expect_segment().payload("def");
+  tick(rto());
+  expect_segment().payload("def");  // retransmission, still one segment
+  expect_nothing_sent();
+}
+
+TEST_F(TcpSenderTest, FixedWindowCountsSegments) {
+  config.congestion_control = "fixed:2";
+  config.nagle = false;
+  establish();
+  for (const char* p : {"a", "b", "c"}) {
+    push(p);
+  }
+  expect_segment().payload("a");
+  expect_segment().payload("b");
+  expect_nothing_sent();
+  ack(2);
+  expect_segment().payload("c");
+}
+
 TEST_F(TcpSenderTest, UnknownCongestionControlFallsBackToRenoAndSaysWhy) {
   config.congestion_control = "vegas";
   make();

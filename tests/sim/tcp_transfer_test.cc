@@ -1,0 +1,363 @@
+// Whole-connection transfers over the simulated network: byte-exact delivery
+// of random data in both directions under loss, reordering, duplication and
+// corruption, for every congestion control, with SACK on and off, within a
+// bounded virtual time; and the handshake and teardown under targeted loss.
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/sim_network.hh"
+
+namespace tinytcp::sim {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::minutes;
+using std::chrono::seconds;
+using tcp::CloseReason;
+using tcp::TcpConfig;
+using tcp::TcpState;
+
+TcpConfig sim_config() {
+  TcpConfig c;
+  // TIME-WAIT must outlast the peer's FIN retransmissions on a 50% lossy link.
+  c.msl = minutes(2);
+  c.rto_max = seconds(8);
+  c.max_retransmissions = 40;  // a 50% lossy link needs patience
+  return c;
+}
+
+// One application endpoint: writes `out` then closes, reads everything.
+struct App {
+  App(tcp::TcpConnection* c, std::string data) : conn(c), out(std::move(data)) {}
+
+  tcp::TcpConnection* conn;
+  std::string out;
+  size_t written = 0;
+  bool shut = false;
+  std::string in;
+
+  void pump(Instant now) {
+    if (written < out.size()) {
+      written += conn->outbound().push(std::string_view(out).substr(written));
+    }
+    if (written == out.size() && !shut && conn->state() != TcpState::SynSent &&
+        conn->state() != TcpState::Listen && conn->state() != TcpState::Closed) {
+      conn->shutdown_write(now);
+      shut = true;
+    }
+    auto& inbound = conn->inbound();
+    while (inbound.bytes_buffered() > 0) {
+      const auto v = inbound.peek();
+      in.append(v);
+      inbound.pop(v.size());
+    }
+    conn->tick(now);
+  }
+};
+
+struct TransferCase {
+  double loss;
+  bool sack;
+  const char* cc;
+  size_t bytes;
+  LinkParams extra;  // impairments besides loss
+  const char* name;
+};
+
+std::string case_name(const ::testing::TestParamInfo<TransferCase>& info) {
+  return info.param.name;
+}
+
+class TransferTest : public ::testing::TestWithParam<TransferCase> {};
+
+TEST_P(TransferTest, ByteExactInBothDirections) {
+  const TransferCase& p = GetParam();
+  const uint64_t seed = seed_from_env("TINYTCP_SEED", 20260101);
+  SCOPED_TRACE("seed " + std::to_string(seed) + " (set TINYTCP_SEED to replay)");
+  TcpConfig config = sim_config();
+  config.sack = p.sack;
+  config.congestion_control = p.cc;
+  LinkParams link = p.extra;
+  link.loss = p.loss;
+  Network net(config, config, link, link, seed);
+  Rng rng(seed ^ 0x5eed);
+  App a{&net.a(), rng.bytes(p.bytes)};
+  App b{&net.b(), rng.bytes(p.bytes / 2)};
+  net.b().listen();
+  net.a().connect(net.now());
+
+  std::optional<Instant> data_done;
+  const bool done = net.run_until(
+      [&] { return net.a().closed() && net.b().closed(); }, minutes(30),
+      [&] {
+        a.pump(net.now());
+        b.pump(net.now());
+        if (!data_done && b.in.size() == a.out.size() && a.in.size() == b.out.size()) {
+          data_done = net.now();
+        }
+      });
+  ASSERT_TRUE(done) << "states " << to_string(net.a().state()) << " / "
+                    << to_string(net.b().state()) << " after " << to_seconds(net.now() - Instant{})
+                    << " s; b received " << b.in.size() << " of " << a.out.size();
+  ASSERT_TRUE(data_done);
+  // Virtual time to move every byte, bounded by the loss rate.
+  const double damage = p.loss + p.extra.corrupt;
+  const Duration bound = damage == 0 ? seconds(1) : damage <= 0.05 ? seconds(60) : minutes(10);
+  EXPECT_LT(*data_done - Instant{}, bound) << to_seconds(*data_done - Instant{}) << " s";
+  if (std::getenv("TINYTCP_SIM_VERBOSE") != nullptr) {
+    const auto sa = net.a().summary();
+    const auto sb = net.b().summary();
+    std::printf(
+        "%s: data in %.3f s; A: retx %lu fast %lu rto %lu dupack %lu; B: retx %lu rto %lu "
+        "drops %lu/%lu\n",
+        p.name, to_seconds(*data_done - Instant{}), static_cast<unsigned long>(sa.retransmits),
+        static_cast<unsigned long>(sa.fast_retransmits), static_cast<unsigned long>(sa.rtos),
+        static_cast<unsigned long>(sa.duplicate_acks), static_cast<unsigned long>(sb.retransmits),
+        static_cast<unsigned long>(sb.rtos), static_cast<unsigned long>(sa.drops),
+        static_cast<unsigned long>(sb.drops));
+  }
+  EXPECT_EQ(net.a().close_reason(), CloseReason::Normal);
+  EXPECT_EQ(net.b().close_reason(), CloseReason::Normal);
+  EXPECT_TRUE(b.in == a.out) << "A->B differs: " << b.in.size() << " of " << a.out.size();
+  EXPECT_TRUE(a.in == b.out) << "B->A differs: " << a.in.size() << " of " << b.out.size();
+  if (p.loss == 0 && p.extra.corrupt == 0) {
+    EXPECT_EQ(net.a().summary().retransmits, 0u);
+  }
+  if (p.extra.corrupt > 0) {
+    EXPECT_GT(net.ab().stats().checksum_drops + net.ba().stats().checksum_drops, 0u);
+  }
+}
+
+std::vector<TransferCase> transfer_cases() {
+  std::vector<TransferCase> cases;
+  static std::vector<std::string> names;  // keeps the name strings alive
+  const double losses[] = {0, 0.01, 0.05, 0.1, 0.2, 0.3, 0.5};
+  const char* ccs[] = {"reno", "newreno", "cubic", "fixed:20"};
+  names.reserve(200);
+  for (const double loss : losses) {
+    for (const bool sack : {true, false}) {
+      for (const char* cc : ccs) {
+        const size_t bytes = loss <= 0.1 ? 200'000 : loss <= 0.3 ? 50'000 : 12'000;
+        std::string name = "loss" + std::to_string(static_cast<int>(loss * 100)) +
+                           (sack ? "_sack_" : "_nosack_") + std::string(cc);
+        for (auto& ch : name) {
+          if (ch == ':') {
+            ch = '_';
+          }
+        }
+        names.push_back(name);
+        cases.push_back({loss, sack, cc, bytes, LinkParams{}, names.back().c_str()});
+      }
+    }
+  }
+  LinkParams messy;
+  messy.delay = milliseconds(20);
+  messy.jitter = milliseconds(15);
+  messy.reorder = 0.1;
+  messy.duplicate = 0.05;
+  messy.corrupt = 0.05;
+  cases.push_back({0.0, true, "cubic", 200'000, messy, "messy_sack_cubic"});
+  cases.push_back({0.05, true, "reno", 200'000, messy, "messy_loss5_sack_reno"});
+  cases.push_back({0.05, false, "newreno", 200'000, messy, "messy_loss5_nosack_newreno"});
+  cases.push_back({0.2, true, "cubic", 50'000, messy, "messy_loss20_sack_cubic"});
+  return cases;
+}
+
+INSTANTIATE_TEST_SUITE_P(Sim, TransferTest, ::testing::ValuesIn(transfer_cases()), case_name);
+
+// --- Handshake and teardown ------------------------------------------------
+
+class ScenarioTest : public ::testing::Test {
+ protected:
+  ScenarioTest() : net_(config(), config(), LinkParams{}, LinkParams{}, 42) {}
+
+  static TcpConfig config() {
+    TcpConfig c = sim_config();
+    c.msl = seconds(5);
+    return c;
+  }
+
+  void open() {
+    net_.b().listen();
+    net_.a().connect(net_.now());
+  }
+  bool run(Duration limit) {
+    return net_.run_until(
+        [&] {
+          return (a_.out.empty() || b_.in.size() == a_.out.size()) &&
+                 (b_.out.empty() || a_.in.size() == b_.out.size()) && net_.a().closed() &&
+                 net_.b().closed();
+        },
+        limit,
+        [&] {
+          a_.pump(net_.now());
+          b_.pump(net_.now());
+        });
+  }
+  void expect_clean_close() {
+    EXPECT_EQ(net_.a().close_reason(), CloseReason::Normal);
+    EXPECT_EQ(net_.b().close_reason(), CloseReason::Normal);
+    EXPECT_EQ(b_.in, a_.out);
+    EXPECT_EQ(a_.in, b_.out);
+  }
+  // Drops the first `n` segments on a link that match `pred`.
+  static Link::Filter drop_first(int n, std::function<bool(const tcp::TcpSegment&)> pred) {
+    auto left = std::make_shared<int>(n);
+    return [left, pred](const tcp::TcpSegment& s) {
+      if (*left > 0 && pred(s)) {
+        --*left;
+        return true;
+      }
+      return false;
+    };
+  }
+
+  Network net_;
+  App a_{&net_.a(), "hello from a"};
+  App b_{&net_.b(), "hello from b"};
+};
+
+TEST_F(ScenarioTest, HandshakeSurvivesLostSyn) {
+  net_.ab().set_filter(drop_first(2, [](const tcp::TcpSegment& s) { return s.syn; }));
+  open();
+  ASSERT_TRUE(run(minutes(1)));
+  expect_clean_close();
+  EXPECT_EQ(net_.ab().stats().filtered, 2u);
+}
+
+TEST_F(ScenarioTest, HandshakeSurvivesLostSynAck) {
+  net_.ba().set_filter(drop_first(2, [](const tcp::TcpSegment& s) { return s.syn; }));
+  open();
+  ASSERT_TRUE(run(minutes(1)));
+  expect_clean_close();
+}
+
+TEST_F(ScenarioTest, HandshakeSurvivesLostFinalAck) {
+  net_.ab().set_filter(drop_first(
+      1, [](const tcp::TcpSegment& s) { return !s.syn && s.payload.empty() && !s.fin; }));
+  a_.out.clear();  // A sends nothing: only B's retransmitted SYN-ACK can repair it
+  open();
+  ASSERT_TRUE(run(minutes(1)));
+  expect_clean_close();
+}
+
+TEST_F(ScenarioTest, TeardownSurvivesLostFins) {
+  net_.ab().set_filter(drop_first(2, [](const tcp::TcpSegment& s) { return s.fin; }));
+  net_.ba().set_filter(drop_first(2, [](const tcp::TcpSegment& s) { return s.fin; }));
+  open();
+  ASSERT_TRUE(run(minutes(2)));
+  expect_clean_close();
+}
+
+TEST_F(ScenarioTest, TeardownSurvivesLostLastAck) {
+  // B closes second; the ACK of B's FIN is lost once, so B retransmits its FIN
+  // and A, in TIME-WAIT, acknowledges it again.
+  net_.ab().set_filter(drop_first(
+      1, [](const tcp::TcpSegment& s) { return s.payload.empty() && !s.fin && !s.syn; }));
+  open();
+  ASSERT_TRUE(run(minutes(1)));
+  expect_clean_close();
+}
+
+TEST_F(ScenarioTest, BothSidesCloseAtOnce) {
+  a_.out.clear();
+  b_.out.clear();
+  open();
+  ASSERT_TRUE(net_.run_until(
+      [&] {
+        return net_.a().state() == TcpState::Established &&
+               net_.b().state() == TcpState::Established;
+      },
+      seconds(5)));
+  net_.a().shutdown_write(net_.now());
+  net_.b().shutdown_write(net_.now());
+  EXPECT_EQ(net_.a().state(), TcpState::FinWait1);
+  EXPECT_EQ(net_.b().state(), TcpState::FinWait1);
+  bool saw_closing = false;
+  ASSERT_TRUE(net_.run_until([&] { return net_.a().closed() && net_.b().closed(); }, minutes(1),
+                             [&] {
+                               saw_closing = saw_closing || net_.a().state() == TcpState::Closing ||
+                                             net_.b().state() == TcpState::Closing;
+                             }));
+  EXPECT_TRUE(saw_closing);
+  EXPECT_EQ(net_.a().close_reason(), CloseReason::Normal);
+  EXPECT_EQ(net_.b().close_reason(), CloseReason::Normal);
+}
+
+TEST_F(ScenarioTest, SimultaneousOpen) {
+  net_.a().connect(net_.now());
+  net_.b().connect(net_.now());
+  ASSERT_TRUE(run(minutes(1)));
+  expect_clean_close();
+}
+
+TEST_F(ScenarioTest, RstInMidTransferResetsThePeer) {
+  a_.out = Rng(3).bytes(2'000'000);
+  open();
+  net_.run_until([&] { return b_.in.size() > 100'000; }, minutes(1),
+                 [&] {
+                   a_.pump(net_.now());
+                   b_.pump(net_.now());
+                 });
+  ASSERT_GT(b_.in.size(), 100'000u);
+  net_.a().abort(net_.now());
+  EXPECT_EQ(net_.a().close_reason(), CloseReason::Aborted);
+  // With data still in flight the RST is not at B's RCV.NXT: B challenges
+  // (RFC 5961 §3.2) and A, now closed, answers the challenge with a RST at
+  // exactly RCV.NXT.
+  ASSERT_TRUE(
+      net_.run_until([&] { return net_.b().closed(); }, minutes(1), [&] { b_.pump(net_.now()); }));
+  EXPECT_EQ(net_.b().close_reason(), CloseReason::ResetByPeer);
+  EXPECT_TRUE(net_.b().inbound().has_error());
+  EXPECT_EQ(b_.in, a_.out.substr(0, b_.in.size()));
+}
+
+TEST_F(ScenarioTest, ZeroWindowHeldForMinutes) {
+  a_.out = Rng(4).bytes(3'000'000);  // more than B's 1 MiB buffer
+  open();
+  bool b_reads = false;
+  auto app = [&] {
+    a_.pump(net_.now());
+    if (b_reads) {
+      b_.pump(net_.now());
+    }
+  };
+  // B's application does not read for five minutes: the window closes and
+  // A probes (RFC 9293 §3.8.6.1) without giving up.
+  net_.run_for(minutes(5), app);
+  EXPECT_LT(net_.b().receiver().window_bytes(), 1460u);
+  EXPECT_EQ(net_.a().state(), TcpState::Established);
+  EXPECT_GT(net_.a().sender_stats().zero_window_probes, 0u);
+  b_reads = true;
+  ASSERT_TRUE(
+      net_.run_until([&] { return net_.a().closed() && net_.b().closed(); }, minutes(2), app));
+  expect_clean_close();
+}
+
+TEST_F(ScenarioTest, WindowUpdateFollowsTheRead) {
+  // The receiver tells the sender at once when its buffer frees up, so the
+  // transfer does not wait for a zero-window probe.
+  a_.out = Rng(5).bytes(1'200'000);
+  open();
+  net_.run_for(seconds(2), [&] { a_.pump(net_.now()); });
+  ASSERT_LT(net_.b().receiver().window_bytes(), 1460u);
+  const uint64_t probes = net_.a().sender_stats().zero_window_probes;
+  const Instant read_at = net_.now();
+  ASSERT_TRUE(net_.run_until([&] { return b_.in.size() == a_.out.size(); }, minutes(1),
+                             [&] {
+                               a_.pump(net_.now());
+                               b_.pump(net_.now());
+                             }));
+  EXPECT_LT(net_.now() - read_at, milliseconds(200));
+  EXPECT_LE(net_.a().sender_stats().zero_window_probes, probes + 1);
+}
+
+}  // namespace
+}  // namespace tinytcp::sim
