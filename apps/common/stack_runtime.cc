@@ -1,0 +1,191 @@
+#include "common/stack_runtime.hh"
+
+#include <stdexcept>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "io/impaired_adapter.hh"
+#include "io/impairment_spec.hh"
+#include "io/pcap_capture.hh"
+#include "io/system_clock.hh"
+#include "io/tap_device.hh"
+#include "io/tun_device.hh"
+#include "io/udp_tunnel.hh"
+#include "net/datagram_sink.hh"
+#include "net/frame_sink.hh"
+#include "net/network_interface.hh"
+#include "util/hash.hh"
+
+namespace tinytcp::apps {
+
+// ARP and Ethernet between a TAP device and the Host.
+struct StackRuntime::Tap : net::FrameSink, net::DatagramSink {
+  StackRuntime& runtime;
+  net::NetworkInterface nic;
+  wire::Ipv4Address gateway;
+
+  Tap(StackRuntime& r, const net::NetworkInterfaceConfig& config, wire::Ipv4Address gw)
+      : runtime(r), nic(config, *this), gateway(gw) {
+    nic.set_datagram_sink(this, 0);
+  }
+  void send_frame(std::string_view frame) override { runtime.top_->send(frame); }
+  void on_datagram(std::string_view datagram, size_t, Instant now) override {
+    runtime.host_->receive_datagram(datagram, now);
+  }
+};
+
+namespace {
+
+// "tun144" -> 144 (the subnet convention of scripts/tun.sh and tap.sh).
+std::optional<uint8_t> device_number(const std::string& dev, const std::string& prefix) {
+  if (dev.rfind(prefix, 0) != 0 || dev.size() == prefix.size()) {
+    return std::nullopt;
+  }
+  const std::string digits = dev.substr(prefix.size());
+  if (digits.find_first_not_of("0123456789") != std::string::npos || digits.size() > 3) {
+    return std::nullopt;
+  }
+  const int n = std::stoi(digits);
+  if (n > 255) {
+    return std::nullopt;
+  }
+  return static_cast<uint8_t>(n);
+}
+
+}  // namespace
+
+StackRuntime::StackRuntime(RuntimeOptions options) : options_(std::move(options)) {
+  const std::string& dev = options_.dev;
+  std::optional<uint8_t> subnet;
+  if (dev.rfind("udp:", 0) == 0) {
+    std::string spec = dev.substr(4);
+    io::UdpTunnelConfig config;
+    if (const auto at = spec.find('@'); at != std::string::npos) {
+      const auto local = io::UdpEndpoint::parse("0.0.0.0:" + spec.substr(at + 1));
+      if (!local) {
+        throw std::runtime_error(fmt::format("bad local port in --dev {}", dev));
+      }
+      config.local = *local;
+      spec = spec.substr(0, at);
+    }
+    if (!spec.empty()) {
+      const auto peer = io::UdpEndpoint::parse(spec);
+      if (!peer) {
+        throw std::runtime_error(
+            fmt::format("--dev {}: expected udp:PEER_IP:PORT[@LOCAL_PORT]", dev));
+      }
+      config.peer = *peer;
+    }
+    device_ = std::make_unique<io::UdpTunnel>(config);
+  } else if ((subnet = device_number(dev, "tun"))) {
+    device_ = std::make_unique<io::TunDevice>(dev);
+  } else if ((subnet = device_number(dev, "tap"))) {
+    device_ = std::make_unique<io::TapDevice>(dev);
+  } else {
+    throw std::runtime_error(
+        fmt::format("--dev {}: expected tunN, tapN or udp:PEER_IP:PORT[@LOCAL_PORT]", dev));
+  }
+  top_ = device_.get();
+
+  if (!options_.impair.empty()) {
+    const auto config = io::parse_impairment(options_.impair);
+    if (!config) {
+      throw std::runtime_error(fmt::format("--impair: {}", config.error()));
+    }
+    impaired_ = std::make_unique<io::ImpairedAdapter>(*top_, io::SystemClock::instance(), *config,
+                                                      *config, options_.seed);
+    top_ = impaired_.get();
+  }
+  if (!options_.pcap.empty()) {
+    capture_ = std::make_unique<io::PcapCapture>(*top_, options_.pcap);
+    top_ = capture_.get();
+  }
+
+  stack::HostConfig host;
+  if (options_.address) {
+    host.address = *options_.address;
+  } else if (subnet) {
+    host.address = wire::Ipv4Address::from_octets(169, 254, *subnet, 9);
+  } else {
+    host.address = wire::Ipv4Address::from_octets(169, 254, 0, 9);
+  }
+  if (subnet) {
+    kernel_peer_ = wire::Ipv4Address::from_octets(169, 254, *subnet, 1);
+  }
+  host.tcp = options_.tcp;
+  // RFC 9293 §3.7.1: MSS = MTU - 20 (IPv4) - 20 (TCP).
+  const size_t mtu = top_->mtu();
+  if (mtu > 40) {
+    host.tcp.mss = static_cast<uint16_t>(std::min<size_t>(mtu - 40, host.tcp.mss));
+  }
+  host_ = std::make_unique<stack::Host>(
+      host, [this](std::string_view datagram) { send_datagram(datagram); });
+
+  if (top_->link_type() == io::LinkType::kEthernet) {
+    net::NetworkInterfaceConfig nic;
+    const auto random = secure_random_bytes(6);
+    for (size_t i = 0; i < 6; ++i) {
+      nic.mac.bytes[i] = static_cast<uint8_t>(random[i]);
+    }
+    nic.mac.bytes[0] = static_cast<uint8_t>((nic.mac.bytes[0] & 0xfe) | 0x02);  // local, unicast
+    nic.ip = host.address;
+    nic.mtu = static_cast<uint16_t>(mtu);
+    tap_ = std::make_unique<Tap>(*this, nic, kernel_peer_.value_or(host.address));
+    tap_source_ = loop_.add_deadline_source([this] { return tap_->nic.next_deadline(); },
+                                            [this](Instant now) { tap_->nic.tick(now); });
+    tap_->nic.start(loop_.now());
+  }
+
+  adapter_source_ =
+      loop_.add_adapter(*top_, [this](std::string_view packet) { on_packet(packet); });
+  host_source_ = loop_.add_deadline_source([this] { return host_->next_deadline(); },
+                                           [this](Instant now) { host_->tick(now); });
+  spdlog::debug("stack: {} on {} (mtu {}, mss {})", host.address, dev, mtu, host.tcp.mss);
+}
+
+StackRuntime::~StackRuntime() {
+  loop_.remove_deadline_source(host_source_);
+  if (tap_source_ != 0) {
+    loop_.remove_deadline_source(tap_source_);
+  }
+  loop_.remove_adapter(*top_, adapter_source_);
+}
+
+void StackRuntime::on_packet(std::string_view packet) {
+  if (tap_) {
+    tap_->nic.receive_frame(packet, loop_.now());
+  } else {
+    host_->receive_datagram(packet, loop_.now());
+  }
+}
+
+void StackRuntime::send_datagram(std::string_view datagram) {
+  if (tap_) {
+    // Everything on the link is on-link: the next hop is the destination
+    // itself when it is in our /24, else the kernel side (a gateway).
+    const auto ip = wire::parse_ipv4(datagram);
+    wire::Ipv4Address next_hop = tap_->gateway;
+    if (ip &&
+        (ip->header.dst.value & 0xffffff00u) == (host_->config().address.value & 0xffffff00u)) {
+      next_hop = ip->header.dst;
+    }
+    tap_->nic.send_datagram(datagram, next_hop, loop_.now());
+  } else {
+    top_->send(datagram);
+  }
+}
+
+bool StackRuntime::run_until(const std::function<bool()>& done, Duration timeout) {
+  const Instant end = loop_.now() + timeout;
+  while (!done()) {
+    const Instant now = loop_.now();
+    if (now >= end || loop_.stopped()) {
+      return done();
+    }
+    loop_.run_once(end - now);
+  }
+  return true;
+}
+
+}  // namespace tinytcp::apps

@@ -1,0 +1,193 @@
+// webget: HTTP/1.1 GET through tinytcp's own TCP/IP stack.
+//
+//   webget [--dev tun144|tap10|udp:PEER:PORT] [--pcap F] [-o FILE] URL
+//
+// The request goes out with a Host header and `Connection: close`; the body
+// (Content-Length, chunked, or until close) goes to stdout or FILE. Errors are
+// one line on stderr and a non-zero exit: 1 bad arguments or local error,
+// 2 connection refused or reset, 3 timed out, 4 malformed response, 5 HTTP
+// error status (4xx/5xx; the body is still written).
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <stdexcept>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+#include <CLI/CLI.hpp>
+
+#include "common/stack_runtime.hh"
+#include "proto/http.hh"
+#include "util/logging.hh"
+
+namespace {
+
+using namespace tinytcp;
+
+enum Exit { kOk = 0, kLocal = 1, kConnection = 2, kTimeout = 3, kProtocol = 4, kHttpError = 5 };
+
+int fail(int code, const std::string& message) {
+  std::fprintf(stderr, "webget: %s\n", message.c_str());
+  return code;
+}
+
+int run(int argc, char** argv) {
+  CLI::App app{"HTTP/1.1 GET through tinytcp's TCP/IP stack."};
+  apps::RuntimeOptions options;
+  std::string url_text;
+  std::string output;
+  std::string address;
+  double timeout_s = 30;
+  int verbose = 0;
+  bool quiet = false;
+  app.add_option("url", url_text, "http://IPV4[:PORT]/PATH")->required();
+  app.add_option("--dev", options.dev, "tunN, tapN or udp:PEER_IP:PORT[@LOCAL_PORT]")
+      ->capture_default_str();
+  app.add_option("--address", address, "Our IPv4 address (default 169.254.N.9 for tunN/tapN)");
+  app.add_option("--pcap", options.pcap, "Capture every packet to this pcap file");
+  app.add_option("--impair", options.impair,
+                 "Impairment each way, e.g. loss=1%,delay=10ms (see docs/io.md)");
+  app.add_option("-o,--output", output, "Write the body here instead of stdout");
+  app.add_option("--timeout", timeout_s, "Give up after this many seconds")
+      ->check(CLI::PositiveNumber);
+  app.add_flag("-v,--verbose", verbose, "More logging (repeat for trace)");
+  app.add_flag("-q,--quiet", quiet, "Errors only");
+  CLI11_PARSE(app, argc, argv);
+  setup_logging(quiet ? -1 : verbose);
+
+  const auto url = proto::parse_url(url_text);
+  if (!url) {
+    return fail(kLocal, url.error());
+  }
+  const auto server = wire::Ipv4Address::parse(url->host);
+  if (!server) {
+    return fail(kLocal, fmt::format("host must be an IPv4 address (tinytcp has no DNS resolver): "
+                                    "'{}'",
+                                    url->host));
+  }
+  if (!address.empty()) {
+    options.address = wire::Ipv4Address::parse(address);
+    if (!options.address) {
+      return fail(kLocal, fmt::format("bad --address '{}'", address));
+    }
+  }
+
+  std::FILE* out = stdout;
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(nullptr, &std::fclose);
+  if (!output.empty()) {
+    file.reset(std::fopen(output.c_str(), "wb"));
+    if (!file) {
+      return fail(kLocal, fmt::format("cannot open {}: {}", output, std::strerror(errno)));
+    }
+    out = file.get();
+  }
+
+  std::unique_ptr<apps::StackRuntime> runtime;
+  try {
+    runtime = std::make_unique<apps::StackRuntime>(options);
+  } catch (const std::exception& e) {
+    return fail(kLocal, e.what());
+  }
+  stack::Host& host = runtime->host();
+  const double t0 = to_seconds(runtime->now().since_epoch());
+
+  const auto socket = host.connect(*server, url->port, runtime->now());
+  if (!socket) {
+    return fail(kConnection, fmt::format("cannot connect: {}", stack::to_string(socket.error())));
+  }
+  const stack::SocketId id = *socket;
+  const std::string request = proto::make_get_request(*url);
+  size_t request_sent = 0;
+  proto::HttpParser parser(proto::HttpParser::Kind::Response);
+  bool write_failed = false;
+  bool closed = false;
+  const auto on_body = [&](std::string_view data) {
+    if (!write_failed && std::fwrite(data.data(), 1, data.size(), out) != data.size()) {
+      write_failed = true;
+    }
+  };
+
+  host.set_event_callback([&](stack::SocketId sid, stack::SocketEvent e) {
+    if (sid != id) {
+      return;
+    }
+    const Instant now = runtime->now();
+    if ((e == stack::SocketEvent::Connected || e == stack::SocketEvent::Writable) &&
+        request_sent < request.size()) {
+      request_sent += host.write(id, std::string_view(request).substr(request_sent), now);
+    }
+    if (e == stack::SocketEvent::Readable) {
+      for (auto view = host.peek(id); !view.empty() && !parser.done() && !parser.failed();
+           view = host.peek(id)) {
+        const size_t used = parser.feed(view, on_body);
+        host.consume(id, view.size(), now);  // bytes past the message are ignored
+        static_cast<void>(used);
+      }
+      const auto info = host.info(id);
+      if (info && info->peer_finished) {
+        parser.finish();
+      }
+    }
+    if (e == stack::SocketEvent::Closed) {
+      closed = true;
+      parser.finish();
+    }
+  });
+
+  const bool finished = runtime->run_until(
+      [&] { return parser.done() || parser.failed() || closed || write_failed; },
+      std::chrono::duration_cast<Duration>(std::chrono::duration<double>(timeout_s)));
+  const auto info = host.info(id);
+  const auto* conn = host.connection(id);
+  const uint64_t retransmits = conn != nullptr ? conn->summary().retransmits : 0;
+  const double seconds = to_seconds(runtime->now().since_epoch()) - t0;
+
+  // Let our FIN go out; TIME-WAIT is not waited for.
+  host.close(id, runtime->now());
+  runtime->run_until([] { return false; }, std::chrono::milliseconds(20));
+  host.set_event_callback(nullptr);
+  if (file && std::fflush(file.get()) != 0) {
+    write_failed = true;
+  }
+
+  if (write_failed) {
+    return fail(kLocal, fmt::format("cannot write the body: {}", std::strerror(errno)));
+  }
+  if (!finished) {
+    return fail(kTimeout, fmt::format("timed out after {:.0f} s ({} body bytes)", timeout_s,
+                                      parser.body_bytes()));
+  }
+  if (parser.failed()) {
+    if (!parser.headers_complete() && info && info->close_reason &&
+        *info->close_reason != tcp::CloseReason::Normal) {
+      return fail(kConnection, fmt::format("{}:{}: {}", url->host, url->port,
+                                           tcp::to_string(*info->close_reason)));
+    }
+    return fail(kProtocol, fmt::format("bad response: {} after {} body bytes",
+                                       proto::to_string(parser.error()), parser.body_bytes()));
+  }
+  if (!parser.done()) {
+    return fail(kConnection, "connection closed before a response");
+  }
+  spdlog::info("{} {}: {} body bytes in {:.3f} s ({:.1f} MB/s), {} retransmits", parser.status(),
+               parser.reason(), parser.body_bytes(), seconds,
+               seconds > 0 ? static_cast<double>(parser.body_bytes()) / seconds / 1e6 : 0.0,
+               retransmits);
+  if (parser.status() >= 400) {
+    return fail(kHttpError, fmt::format("HTTP error {} {}", parser.status(), parser.reason()));
+  }
+  return kOk;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "webget: %s\n", e.what());
+    return 1;
+  }
+}
