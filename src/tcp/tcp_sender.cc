@@ -542,8 +542,13 @@ AckResult TcpSender::receive(const TcpSegment& segment, Instant now) {
       const uint64_t expected = std::max<uint64_t>(1, (prior_flight + 2 * smss_ - 1) / (2 * smss_));
       rtt_.add_sample(*rtt_sample, static_cast<uint32_t>(std::min<uint64_t>(expected, 1u << 16)));
     }
-    if (acked.syn && syn_timed_out_ && !rtt_sample) {
-      rtt_.raise_to_at_least(kRtoAfterSynTimeout);  // RFC 6298 §5.7
+    if (acked.syn && syn_timed_out_) {
+      if (!rtt_sample) {
+        rtt_.raise_to_at_least(kRtoAfterSynTimeout);  // RFC 6298 §5.7
+      }
+      // RFC 5681 §3.1: after a lost SYN the initial window is one segment.
+      // A timeout of nothing in flight: cwnd drops, ssthresh stays.
+      cc_->on_rto(LossEvent{now, 0, 0, true});
     }
     delivered_ += acked.bytes - acked.sacked_bytes;
     restart_timers_after_ack(now);

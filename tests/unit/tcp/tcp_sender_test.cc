@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "unit/tcp/sender_harness.hh"
 #include "util/random.hh"
 
@@ -57,6 +59,8 @@ TEST_F(TcpSenderTest, RtoIsAtLeastThreeSecondsAfterSynTimeout) {
   sender->set_peer_options(default_peer());
   EXPECT_EQ(ack(1), AckResult::Advanced);  // ambiguous: Karn, no sample
   EXPECT_EQ(rto(), 3s);                    // RFC 6298 §5.7
+  EXPECT_EQ(sender->state().cwnd, 1000u);  // RFC 5681 §3.1: one segment
+  EXPECT_EQ(sender->state().ssthresh, std::numeric_limits<uint32_t>::max());
 }
 
 // --- Segmentation and windows ------------------------------------------------
