@@ -2,8 +2,9 @@
 // between them without privileges) and the impairment model's per-packet cost.
 //
 // UdpTunnel/loopback/<size>: one thread sends batches of 64 datagrams through
-// one tunnel (sendmmsg) and reads them from the other (recvmmsg); bytes per
-// second counts datagrams that arrived, and `lost` those the kernel dropped.
+// one tunnel (sendmmsg, UDP GSO) and reads them from the other (recvmmsg, UDP
+// GRO); bytes per second counts datagrams that arrived, and `lost` those the
+// kernel dropped. loopback_no_offload: the same, one datagram per message.
 
 #include <poll.h>
 
@@ -21,12 +22,13 @@ using namespace std::chrono_literals;
 namespace tinytcp::io {
 namespace {
 
-void bm_udp_tunnel_loopback(benchmark::State& state) {
+void bm_udp_tunnel_loopback(benchmark::State& state, bool offload) {
   const auto size = static_cast<size_t>(state.range(0));
   constexpr size_t kBatch = 64;
   UdpTunnelConfig config;
   config.local = UdpEndpoint{0x7f000001, 0};
   config.mtu = std::max<size_t>(1500, size);
+  config.segmentation_offload = offload;
   UdpTunnel a(config);
   UdpTunnel b(config);
   a.connect(b.local_endpoint());
@@ -58,7 +60,14 @@ void bm_udp_tunnel_loopback(benchmark::State& state) {
   const auto sent = static_cast<double>(kBatch) * static_cast<double>(state.iterations());
   state.counters["lost"] = 1.0 - static_cast<double>(b.stats().packets_received) / sent;
 }
-BENCHMARK(bm_udp_tunnel_loopback)->Name("UdpTunnel/loopback")->Arg(1400)->Arg(8900);
+BENCHMARK_CAPTURE(bm_udp_tunnel_loopback, gso, true)
+    ->Name("UdpTunnel/loopback")
+    ->Arg(1400)
+    ->Arg(8900);
+BENCHMARK_CAPTURE(bm_udp_tunnel_loopback, plain, false)
+    ->Name("UdpTunnel/loopback_no_offload")
+    ->Arg(1400)
+    ->Arg(8900);
 
 // 1400-byte packets through delay 1 ms with 200 us jitter and 1% loss, one
 // packet pushed every 10 us of manual time, released as they fall due.

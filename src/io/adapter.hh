@@ -54,9 +54,11 @@ class DatagramAdapter {
 
   virtual ~DatagramAdapter() = default;
 
-  // Reads what is ready without blocking, up to `max_packets`, and calls
-  // `on_packet` for each. Returns how many packets were handed up. Also does
-  // the adapter's timed work that is due (see next_deadline()).
+  // Reads what is ready without blocking, up to about `max_packets` (an
+  // adapter that splits one read into several packets finishes that read),
+  // and calls `on_packet` for each. Returns how many packets were handed up.
+  // Also does the adapter's timed work that is due (see next_deadline()).
+  // `on_packet` may send, but must not call receive_batch() on this adapter.
   virtual size_t receive_batch(const PacketHandler& on_packet, size_t max_packets) = 0;
   size_t receive_batch(const PacketHandler& on_packet) {
     return receive_batch(on_packet, kDefaultBatch);

@@ -7,11 +7,7 @@ namespace tinytcp::io {
 ImpairedAdapter::ImpairedAdapter(DatagramAdapter& inner, const Clock& clock,
                                  const ImpairmentConfig& outbound, const ImpairmentConfig& inbound,
                                  uint64_t seed)
-    : inner_(inner),
-      clock_(clock),
-      outbound_(outbound, seed + 1),
-      inbound_(inbound, seed),
-      send_inner_([this](std::string_view packet) { inner_.send(packet); }) {}
+    : inner_(inner), clock_(clock), outbound_(outbound, seed + 1), inbound_(inbound, seed) {}
 
 size_t ImpairedAdapter::receive_batch(const PacketHandler& on_packet, size_t max_packets) {
   // Take what the link has into the inbound model at the time it arrived...
@@ -31,8 +27,20 @@ void ImpairedAdapter::send(std::string_view packet) {
   release_outbound(now);
 }
 
+void ImpairedAdapter::send_batch(const std::string_view* packets, size_t count) {
+  const Instant now = clock_.now();
+  for (size_t i = 0; i < count; ++i) {
+    outbound_.push(packets[i], now);
+  }
+  release_outbound(now);
+}
+
 void ImpairedAdapter::release_outbound(Instant now) {
-  outbound_.release(now, send_inner_);
+  outgoing_.clear();
+  if (outbound_.release_into(now, outgoing_) > 0) {
+    // The views stay valid: nothing is pushed into outbound_ until this returns.
+    inner_.send_batch(outgoing_.data(), outgoing_.size());
+  }
 }
 
 std::optional<Instant> ImpairedAdapter::next_deadline() const {

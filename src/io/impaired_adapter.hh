@@ -13,6 +13,8 @@
 
 #include <cstdint>
 #include <optional>
+#include <string_view>
+#include <vector>
 
 #include "io/adapter.hh"
 #include "io/clock.hh"
@@ -30,6 +32,9 @@ class ImpairedAdapter : public DatagramAdapter {
   size_t receive_batch(const PacketHandler& on_packet, size_t max_packets) override;
   using DatagramAdapter::receive_batch;
   void send(std::string_view packet) override;
+  // Pushes all, then hands what is due to the inner adapter as one batch (so a
+  // UdpTunnel underneath still segments).
+  void send_batch(const std::string_view* packets, size_t count) override;
 
   int fd() const override { return inner_.fd(); }
   LinkType link_type() const override { return inner_.link_type(); }
@@ -49,7 +54,7 @@ class ImpairedAdapter : public DatagramAdapter {
   const Clock& clock_;
   ImpairmentModel outbound_;
   ImpairmentModel inbound_;
-  PacketHandler send_inner_;
+  std::vector<std::string_view> outgoing_;  // reused batch of released packets
 };
 
 }  // namespace tinytcp::io

@@ -144,6 +144,23 @@ size_t ImpairmentModel::release(Instant now, const PacketHandler& out) {
   return released;
 }
 
+size_t ImpairmentModel::release_into(Instant now, std::vector<std::string_view>& out) {
+  size_t released = 0;
+  while (!queue_.empty() && queue_.front().due <= now) {
+    std::pop_heap(queue_.begin(), queue_.end(), Later{});
+    const size_t slot = queue_.back().slot;
+    queue_.pop_back();
+    const std::string& buffer = slots_[slot];
+    ++stats_.packets_out;
+    stats_.bytes_out += buffer.size();
+    ++released;
+    out.emplace_back(buffer);
+    // Free, but the bytes stay put until a push() reuses the slot.
+    free_slots_.push_back(slot);
+  }
+  return released;
+}
+
 std::optional<Instant> ImpairmentModel::next_deadline() const {
   if (queue_.empty()) {
     return std::nullopt;

@@ -98,6 +98,9 @@ class ImpairmentModel {
   // Hands every packet due at `now` to `out`, earliest first (ties in push
   // order). Returns how many. `out` may push into this model again.
   size_t release(Instant now, const PacketHandler& out);
+  // Appends a view of every packet due at `now` to `out`, earliest first, for
+  // a batched send. The views stay valid until the next push(). Returns how many.
+  size_t release_into(Instant now, std::vector<std::string_view>& out);
   // When the earliest held packet is due; std::nullopt when none is held.
   std::optional<Instant> next_deadline() const;
 

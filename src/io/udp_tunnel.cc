@@ -1,12 +1,14 @@
 #include "io/udp_tunnel.hh"
 
 #include <arpa/inet.h>
+#include <netinet/udp.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
+#include <cstring>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -101,13 +103,24 @@ UdpTunnel::UdpTunnel(const UdpTunnelConfig& config)
     connect(*config_.peer);
   }
 
+  if (config_.segmentation_offload) {
+    const int on = 1;
+    // Without UDP_GRO the kernel never coalesces; GSO needs no socket option.
+    static_cast<void>(::setsockopt(socket_.get(), IPPROTO_UDP, UDP_GRO, &on, sizeof(on)));
+    gso_ = true;
+  }
+
   const size_t n = config_.batch;
   receive_buffer_.resize(n * config_.receive_slot_bytes);
   receive_msgs_.resize(n);
   receive_iovs_.resize(n);
   receive_from_.resize(n);
+  receive_control_.resize(n);
   send_msgs_.resize(n);
-  send_iovs_.resize(n);
+  send_iovs_.resize(n * kMaxSegments);
+  send_control_.resize(n);
+  send_segments_.resize(n);
+  send_bytes_.resize(n);
 }
 
 UdpEndpoint UdpTunnel::local_endpoint() const {
@@ -145,6 +158,8 @@ size_t UdpTunnel::receive_batch(const PacketHandler& on_packet, size_t max_packe
       h.msg_iovlen = 1;
       h.msg_name = &receive_from_[i];
       h.msg_namelen = sizeof(sockaddr_in);
+      h.msg_control = receive_control_[i].bytes;
+      h.msg_controllen = sizeof(receive_control_[i].bytes);
     }
     const int n = ::recvmmsg(socket_.get(), receive_msgs_.data(), static_cast<unsigned>(want),
                              MSG_DONTWAIT, nullptr);
@@ -176,11 +191,32 @@ size_t UdpTunnel::receive_batch(const PacketHandler& on_packet, size_t max_packe
         connect(from);
         spdlog::info("udp tunnel: peer is {}", from.to_string());
       }
-      const std::string_view packet(static_cast<const char*>(receive_iovs_[i].iov_base), m.msg_len);
-      ++stats_.packets_received;
-      stats_.bytes_received += packet.size();
-      ++handed_up;
-      on_packet(packet);
+      const std::string_view data(static_cast<const char*>(receive_iovs_[i].iov_base), m.msg_len);
+      // With UDP_GRO one read may hold several datagrams of `segment` bytes
+      // (the last may be shorter); hand them up one by one.
+      size_t segment = data.size();
+      for (cmsghdr* c = CMSG_FIRSTHDR(&m.msg_hdr); c != nullptr;
+           c = CMSG_NXTHDR(const_cast<msghdr*>(&m.msg_hdr), c)) {
+        if (c->cmsg_level == IPPROTO_UDP && c->cmsg_type == UDP_GRO) {
+          int size = 0;
+          std::memcpy(&size, CMSG_DATA(c), sizeof(size));
+          if (size > 0) {
+            segment = static_cast<size_t>(size);
+          }
+        }
+      }
+      if (segment < data.size()) {
+        ++coalesced_receives_;
+      }
+      size_t offset = 0;
+      do {
+        const std::string_view packet = data.substr(offset, segment);
+        offset += packet.size();
+        ++stats_.packets_received;
+        stats_.bytes_received += packet.size();
+        ++handed_up;
+        on_packet(packet);
+      } while (offset < data.size());
     }
     if (static_cast<size_t>(n) < want) {
       break;  // the socket is drained; save a recvmmsg that would say EAGAIN
@@ -225,53 +261,111 @@ void UdpTunnel::send_batch(const std::string_view* packets, size_t count) {
   }
   size_t next = 0;
   while (next < count) {
-    // Fill one sendmmsg batch, skipping what is too big for the link.
-    size_t filled = 0;
-    while (next < count && filled < config_.batch) {
-      const std::string_view p = packets[next++];
-      if (p.size() > config_.mtu) {
+    // Fill up to `batch` messages: one datagram each, or with GSO a run of
+    // equal-sized packets (a shorter one may end the run) as one message.
+    size_t messages = 0;
+    while (next < count && messages < config_.batch) {
+      const std::string_view first = packets[next];
+      if (first.size() > config_.mtu) {
+        ++next;
         ++stats_.send_drops;
         drop(UdpTunnelDrop::kTooBig);
         continue;
       }
-      // sendmmsg does not write through iov_base; the API just lacks const.
-      send_iovs_[filled].iov_base = const_cast<char*>(p.data());
-      send_iovs_[filled].iov_len = p.size();
-      msghdr& h = send_msgs_[filled].msg_hdr;
+      size_t k = 1;
+      size_t bytes = first.size();
+      if (gso_ && !first.empty()) {
+        while (next + k < count && k < kMaxSegments) {
+          const size_t size = packets[next + k].size();
+          if (size == 0 || size > first.size() || bytes + size > kMaxSegmentedBytes) {
+            break;
+          }
+          ++k;
+          bytes += size;
+          if (size < first.size()) {
+            break;
+          }
+        }
+      }
+      iovec* iov = &send_iovs_[messages * kMaxSegments];
+      for (size_t j = 0; j < k; ++j) {
+        // sendmmsg does not write through iov_base; the API just lacks const.
+        iov[j].iov_base = const_cast<char*>(packets[next + j].data());
+        iov[j].iov_len = packets[next + j].size();
+      }
+      msghdr& h = send_msgs_[messages].msg_hdr;
       h = msghdr{};
-      h.msg_iov = &send_iovs_[filled];
-      h.msg_iovlen = 1;
-      ++filled;
+      h.msg_iov = iov;
+      h.msg_iovlen = k;
+      if (k > 1) {
+        h.msg_control = send_control_[messages].bytes;
+        h.msg_controllen = CMSG_SPACE(sizeof(uint16_t));
+        cmsghdr* c = CMSG_FIRSTHDR(&h);
+        c->cmsg_level = IPPROTO_UDP;
+        c->cmsg_type = UDP_SEGMENT;
+        c->cmsg_len = CMSG_LEN(sizeof(uint16_t));
+        const auto segment = static_cast<uint16_t>(first.size());
+        std::memcpy(CMSG_DATA(c), &segment, sizeof(segment));
+      }
+      send_segments_[messages] = k;
+      send_bytes_[messages] = bytes;
+      ++messages;
+      next += k;
     }
-    size_t done = 0;
-    while (done < filled) {
-      const int n = ::sendmmsg(socket_.get(), send_msgs_.data() + done,
-                               static_cast<unsigned>(filled - done), MSG_DONTWAIT);
-      if (n < 0) {
-        if (errno == EINTR) {
-          continue;
-        }
-        if (errno == EAGAIN || errno == EWOULDBLOCK) {
-          // The send buffer is full: everything not yet sent is lost, and
-          // trying each one would only cost a syscall apiece.
-          const size_t lost = (filled - done) + (count - next);
-          stats_.send_drops += lost;
-          drops_.count(UdpTunnelDrop::kNoBuffers, lost);
-          SPDLOG_DEBUG("udp tunnel: send buffer full, drop {}", lost);
-          return;
-        }
-        // The datagram at `done` was refused: it is lost, the rest go on.
-        count_send_error(errno);
-        ++done;
-        continue;
-      }
-      for (size_t i = done; i < done + static_cast<size_t>(n); ++i) {
-        ++stats_.packets_sent;
-        stats_.bytes_sent += send_iovs_[i].iov_len;
-      }
-      done += static_cast<size_t>(n);
+    if (flush_send(messages, count - next) > 0) {
+      return;  // the send buffer is full: the rest was counted as lost
     }
   }
+}
+
+size_t UdpTunnel::flush_send(size_t messages, size_t unsent_after) {
+  size_t done = 0;
+  while (done < messages) {
+    const int n = ::sendmmsg(socket_.get(), send_msgs_.data() + done,
+                             static_cast<unsigned>(messages - done), MSG_DONTWAIT);
+    if (n < 0) {
+      const int error = errno;
+      if (error == EINTR) {
+        continue;
+      }
+      if (error == EAGAIN || error == EWOULDBLOCK) {
+        // The send buffer is full: everything not yet sent is lost, and trying
+        // each one would only cost a syscall apiece.
+        size_t lost = unsent_after;
+        for (size_t m = done; m < messages; ++m) {
+          lost += send_segments_[m];
+        }
+        stats_.send_drops += lost;
+        drops_.count(UdpTunnelDrop::kNoBuffers, lost);
+        SPDLOG_DEBUG("udp tunnel: send buffer full, drop {}", lost);
+        return lost;
+      }
+      const size_t k = send_segments_[done];
+      if (k > 1 &&
+          (error == EIO || error == EINVAL || error == ENOPROTOOPT || error == EOPNOTSUPP)) {
+        // This kernel or route cannot segment: this run is lost, later ones go
+        // one datagram per message.
+        gso_ = false;
+        spdlog::warn("udp tunnel: UDP segmentation offload refused ({}); sending without it",
+                     std::strerror(error));
+      }
+      // The message at `done` was refused: its datagrams are lost, the rest go on.
+      for (size_t j = 0; j < k; ++j) {
+        count_send_error(error);
+      }
+      ++done;
+      continue;
+    }
+    for (size_t m = done; m < done + static_cast<size_t>(n); ++m) {
+      if (send_segments_[m] > 1) {
+        ++segmented_sends_;
+      }
+      stats_.packets_sent += send_segments_[m];
+      stats_.bytes_sent += send_bytes_[m];
+    }
+    done += static_cast<size_t>(n);
+  }
+  return 0;
 }
 
 }  // namespace tinytcp::io

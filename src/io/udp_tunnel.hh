@@ -45,6 +45,12 @@ struct UdpTunnelConfig {
   size_t batch = 64;                  // datagrams per recvmmsg/sendmmsg
   size_t receive_slot_bytes = 65536;  // per received datagram; larger ones are dropped
   int socket_buffer_bytes = 4 << 20;  // SO_RCVBUF/SO_SNDBUF request
+  // UDP segmentation offload: a run of equal-sized packets in one send_batch()
+  // goes to the kernel as one message (UDP_SEGMENT), and the kernel may hand
+  // several datagrams up as one (UDP_GRO), which receive_batch() splits again.
+  // On the wire they are the same datagrams. Turned off by itself if the kernel
+  // refuses it.
+  bool segmentation_offload = true;
 };
 
 enum class UdpTunnelDrop {
@@ -78,6 +84,10 @@ class UdpTunnel : public DatagramAdapter {
   const AdapterStats& stats() const override { return stats_; }
   const EnumCounters<UdpTunnelDrop>& drops() const { return drops_; }
 
+  // Messages sent with UDP_SEGMENT, and reads that held several datagrams.
+  uint64_t segmented_sends() const { return segmented_sends_; }
+  uint64_t coalesced_receives() const { return coalesced_receives_; }
+
   UdpEndpoint local_endpoint() const;
   std::optional<UdpEndpoint> peer() const { return peer_; }
   // Connects to `peer` (replacing any earlier one); throws on failure.
@@ -92,14 +102,31 @@ class UdpTunnel : public DatagramAdapter {
   std::optional<UdpEndpoint> peer_;
   AdapterStats stats_;
   EnumCounters<UdpTunnelDrop> drops_;
-  // recvmmsg state, one slot per datagram of a batch.
+  // Room for one control message carrying an int (UDP_SEGMENT, UDP_GRO).
+  struct alignas(cmsghdr) Control {
+    char bytes[CMSG_SPACE(sizeof(int))];
+  };
+  // Packets per UDP_SEGMENT message at most, and their bytes at most.
+  static constexpr size_t kMaxSegments = 64;
+  static constexpr size_t kMaxSegmentedBytes = 65000;
+
+  size_t flush_send(size_t messages, size_t unsent_after);
+
+  bool gso_ = false;  // UDP_SEGMENT in use
+  uint64_t segmented_sends_ = 0;
+  uint64_t coalesced_receives_ = 0;
+  // recvmmsg state, one slot per datagram (or GRO train) of a batch.
   std::vector<char> receive_buffer_;
   std::vector<mmsghdr> receive_msgs_;
   std::vector<iovec> receive_iovs_;
   std::vector<sockaddr_in> receive_from_;
-  // sendmmsg state.
+  std::vector<Control> receive_control_;
+  // sendmmsg state: one message per datagram or per UDP_SEGMENT run.
   std::vector<mmsghdr> send_msgs_;
-  std::vector<iovec> send_iovs_;
+  std::vector<iovec> send_iovs_;  // kMaxSegments per message
+  std::vector<Control> send_control_;
+  std::vector<size_t> send_segments_;  // packets in each message
+  std::vector<size_t> send_bytes_;
 };
 
 }  // namespace tinytcp::io

@@ -319,6 +319,9 @@ void TcpSender::send_new_data(Instant now, const Transmit& transmit) {
     if (!outstanding) {
       unacked_since_ = now;
     }
+    if (!in_recovery_ && reno_dup_bytes_ > 0) {
+      limited_transmit_bytes_ += length;
+    }
     snd_nxt_ += length;
     fin_sent_ = fin;
     arm_rto(now);
@@ -416,7 +419,12 @@ void TcpSender::enter_recovery(Instant now) {
   if (!peer_.sack) {
     reno_dup_bytes_ = std::min<uint64_t>(uint64_t{dupacks_} * smss_, board_.outstanding_bytes());
   }
-  cc_->on_congestion_event(LossEvent{now, snd_nxt_ - snd_una_, bytes_in_flight()});
+  // RFC 5681 §3.2 step 2: segments sent by limited transmit are not part of
+  // the FlightSize that sets ssthresh.
+  const uint64_t flight = snd_nxt_ - snd_una_;
+  cc_->on_congestion_event(
+      LossEvent{now, flight - std::min(flight, limited_transmit_bytes_), bytes_in_flight()});
+  limited_transmit_bytes_ = 0;
   board_.mark_front_lost();
   retransmit_now_ = true;
 }
@@ -534,8 +542,13 @@ AckResult TcpSender::receive(const TcpSegment& segment, Instant now) {
       const uint64_t expected = std::max<uint64_t>(1, (prior_flight + 2 * smss_ - 1) / (2 * smss_));
       rtt_.add_sample(*rtt_sample, static_cast<uint32_t>(std::min<uint64_t>(expected, 1u << 16)));
     }
-    if (acked.syn && syn_timed_out_ && !rtt_sample) {
-      rtt_.raise_to_at_least(kRtoAfterSynTimeout);  // RFC 6298 §5.7
+    if (acked.syn && syn_timed_out_) {
+      if (!rtt_sample) {
+        rtt_.raise_to_at_least(kRtoAfterSynTimeout);  // RFC 6298 §5.7
+      }
+      // RFC 5681 §3.1: after a lost SYN the initial window is one segment.
+      // A timeout of nothing in flight: cwnd drops, ssthresh stays.
+      cc_->on_rto(LossEvent{now, 0, 0, true});
     }
     delivered_ += acked.bytes - acked.sacked_bytes;
     restart_timers_after_ack(now);
@@ -597,6 +610,19 @@ AckResult TcpSender::receive(const TcpSegment& segment, Instant now) {
       reno_dup_bytes_ = std::min(reno_dup_bytes_ + smss_, board_.outstanding_bytes());
     }
   } else {
+    if (!peer_.sack) {
+      if (result == AckResult::Advanced) {
+        reno_dup_bytes_ = 0;
+        limited_transmit_bytes_ = 0;
+      } else if (duplicate) {
+        // RFC 3042 limited transmit: each of the first DupThresh - 1
+        // duplicate ACKs lets one new segment out. (With SACK the sacked
+        // bytes leave pipe and do the same.)
+        reno_dup_bytes_ =
+            std::min<uint64_t>(uint64_t{std::min(dupacks_, SackScoreboard::kDupThresh - 1)} * smss_,
+                               board_.outstanding_bytes());
+      }
+    }
     const bool loss = peer_.sack ? (board_.has_lost() || dupacks_ >= SackScoreboard::kDupThresh)
                                  : dupacks_ >= SackScoreboard::kDupThresh;
     // RFC 6582 §3.2 step 2: not again for losses from before the last
@@ -650,6 +676,7 @@ void TcpSender::on_rto(Instant now, const Transmit& transmit) {
   in_recovery_ = false;
   dupacks_ = 0;
   reno_dup_bytes_ = 0;
+  limited_transmit_bytes_ = 0;
   recover_ = snd_nxt_;
   board_.mark_all_lost();
   rtt_.backoff();  // RFC 6298 §5.5

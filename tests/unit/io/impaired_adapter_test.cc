@@ -80,6 +80,28 @@ TEST_F(ImpairedAdapterTest, DirectionsUseDistinctSeeds) {
   EXPECT_NE(adapter_->outbound().seed(), adapter_->inbound().seed());
 }
 
+TEST_F(ImpairedAdapterTest, SendBatchReleasesDueOnesTogether) {
+  ImpairmentConfig out;
+  out.delay = 1ms;
+  make(out, {});
+  const std::string_view batch[] = {"a", "b", "c"};
+  adapter_->send_batch(batch, 3);
+  EXPECT_TRUE(link_.sent.empty());
+  clock_.advance(1ms);
+  adapter_->send("d");  // pushed after the due ones, released after them
+  EXPECT_EQ(link_.sent, (std::vector<std::string>{"a", "b", "c"}));
+  clock_.advance(1ms);
+  receive();
+  EXPECT_EQ(link_.sent, (std::vector<std::string>{"a", "b", "c", "d"}));
+}
+
+TEST_F(ImpairedAdapterTest, IdentitySendBatchPassesAtOnce) {
+  make({}, {});
+  const std::string_view batch[] = {"x", "y"};
+  adapter_->send_batch(batch, 2);
+  EXPECT_EQ(link_.sent, (std::vector<std::string>{"x", "y"}));
+}
+
 TEST_F(ImpairedAdapterTest, ForwardsLinkProperties) {
   make({}, {});
   EXPECT_EQ(adapter_->mtu(), link_.mtu());

@@ -389,6 +389,21 @@ TEST_F(ImpairmentTest, ReleaseHandlerMayPushAgain) {
   EXPECT_EQ(model().held_packets(), 100u);
 }
 
+TEST_F(ImpairmentTest, ReleaseIntoCollectsDueViewsInOrder) {
+  ImpairmentConfig c;
+  c.delay = 2ms;
+  make(c);
+  push("first");
+  now_ += 1ms;
+  push("second");
+  std::vector<std::string_view> views;
+  EXPECT_EQ(model().release_into(now_ + 1ms, views), 1u);
+  EXPECT_EQ(model().release_into(now_ + 2ms, views), 1u);
+  EXPECT_EQ(views, (std::vector<std::string_view>{"first", "second"}));
+  EXPECT_EQ(model().stats().packets_out, 2u);
+  EXPECT_FALSE(model().next_deadline());
+}
+
 TEST(ImpairmentDropTest, EveryDropHasAName) {
   for (size_t i = 0; i < static_cast<size_t>(ImpairmentDrop::kCount); ++i) {
     EXPECT_STRNE(to_string(static_cast<ImpairmentDrop>(i)), "unknown");

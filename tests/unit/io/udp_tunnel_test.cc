@@ -93,6 +93,68 @@ TEST_F(UdpTunnelTest, BatchArrivesIntactAndInOrder) {
   EXPECT_EQ(b_->drops().total(), 0u);
 }
 
+// Packets of the given sizes, each filled with its own index so any mix-up shows.
+std::vector<std::string> sized_packets(const std::vector<size_t>& sizes) {
+  std::vector<std::string> packets;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    packets.emplace_back(sizes[i], static_cast<char>('A' + i % 26));
+  }
+  return packets;
+}
+
+class UdpTunnelOffloadTest : public UdpTunnelTest, public ::testing::WithParamInterface<bool> {
+ protected:
+  void SetUp() override {
+    UdpTunnelConfig c = loopback_config();
+    c.segmentation_offload = GetParam();
+    connect_pair(c, c);
+  }
+  void expect_carried(const std::vector<std::string>& packets) {
+    const std::vector<std::string_view> views(packets.begin(), packets.end());
+    const uint64_t before = a_->stats().packets_sent;
+    a_->send_batch(views.data(), views.size());
+    EXPECT_EQ(a_->stats().packets_sent - before, packets.size());
+    EXPECT_EQ(receive(*b_, packets.size()), packets);
+  }
+};
+
+TEST_P(UdpTunnelOffloadTest, EqualSizedRunArrivesAsSeparateDatagrams) {
+  std::vector<size_t> sizes(200, 1000);
+  sizes.push_back(300);  // a shorter last packet may end a segmented run
+  expect_carried(sized_packets(sizes));
+  EXPECT_EQ(b_->stats().packets_received, 201u);
+  EXPECT_EQ(b_->stats().bytes_received, 200u * 1000u + 300u);
+  if (GetParam()) {
+    EXPECT_GT(a_->segmented_sends(), 0u);
+  } else {
+    EXPECT_EQ(a_->segmented_sends(), 0u);
+    EXPECT_EQ(b_->coalesced_receives(), 0u);
+  }
+}
+
+TEST_P(UdpTunnelOffloadTest, RunBoundariesKept) {
+  expect_carried(sized_packets(
+      {1000, 1000, 500, 1000, 1000, 0, 1000, 1, 1, 1, 1400, 1400, 1399, 1400, 20, 20}));
+}
+
+TEST_P(UdpTunnelOffloadTest, TooBigPacketInsideARunIsTheOnlyLoss) {
+  const auto packets = sized_packets({1000, 1000, 1600, 1000, 1000});
+  const std::vector<std::string_view> views(packets.begin(), packets.end());
+  a_->send_batch(views.data(), views.size());
+  EXPECT_EQ(a_->drops()[UdpTunnelDrop::kTooBig], 1u);
+  EXPECT_EQ(receive(*b_, 4),
+            (std::vector<std::string>{packets[0], packets[1], packets[3], packets[4]}));
+}
+
+TEST_P(UdpTunnelOffloadTest, LongBatchOfFullSizePackets) {
+  expect_carried(sized_packets(std::vector<size_t>(1000, 1400)));
+}
+
+INSTANTIATE_TEST_SUITE_P(Offload, UdpTunnelOffloadTest, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool>& param) {
+                           return param.param ? "Gso" : "NoGso";
+                         });
+
 TEST_F(UdpTunnelTest, ReceiveBatchHonoursLimit) {
   connect_pair();
   for (int i = 0; i < 10; ++i) {

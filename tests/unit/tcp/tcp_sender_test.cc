@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "unit/tcp/sender_harness.hh"
 #include "util/random.hh"
 
@@ -57,6 +59,8 @@ TEST_F(TcpSenderTest, RtoIsAtLeastThreeSecondsAfterSynTimeout) {
   sender->set_peer_options(default_peer());
   EXPECT_EQ(ack(1), AckResult::Advanced);  // ambiguous: Karn, no sample
   EXPECT_EQ(rto(), 3s);                    // RFC 6298 §5.7
+  EXPECT_EQ(sender->state().cwnd, 1000u);  // RFC 5681 §3.1: one segment
+  EXPECT_EQ(sender->state().ssthresh, std::numeric_limits<uint32_t>::max());
 }
 
 // --- Segmentation and windows ------------------------------------------------
@@ -425,14 +429,20 @@ TEST_F(RecoveryTest, FastRetransmitOnThreeDuplicateAcks) {
   ack(1001, 4096);  // segment 1001 lost; this ACK opens 2 more (slow start)
   ASSERT_EQ(drain(), 2u);
   ack(1001, 4096);
+  expect_segment().seqno(12001);  // RFC 3042 limited transmit
+  expect_nothing_sent();
   ack(1001, 4096);
+  expect_segment().seqno(13001);
   expect_nothing_sent();
   EXPECT_EQ(sender->stats().duplicate_acks, 2u);
+  EXPECT_FALSE(sender->in_recovery());
   ack(1001, 4096);
   expect_segment().seqno(1001).payload_size(1000);  // RFC 5681 §3.2 step 2
+  expect_nothing_sent();
   EXPECT_EQ(sender->stats().fast_retransmits, 1u);
   EXPECT_TRUE(sender->in_recovery());
-  // FlightSize 11000: ssthresh = 5500, cwnd = ssthresh (dupacks counted in pipe).
+  // FlightSize 11000 (the limited-transmit segments excluded): ssthresh =
+  // 5500, cwnd = ssthresh (duplicate ACKs are counted in pipe instead).
   EXPECT_EQ(sender->state().ssthresh, 5500u);
   EXPECT_EQ(sender->state().cwnd, 5500u);
 }
@@ -456,21 +466,26 @@ TEST_F(RecoveryTest, DuplicateAcksWithDataOrWindowChangeDoNotCount) {
 
 TEST_F(RecoveryTest, FurtherDuplicateAcksReleaseNewData) {
   start("reno", false);
-  for (int i = 0; i < 3; ++i) {
-    ack(1, 4096);
-  }
-  expect_segment().seqno(1);
-  // cwnd = ssthresh = 5000. Pipe after n duplicate ACKs: 10000 outstanding,
-  // n * 1000 gone, the lost segment replaced by its retransmission. RFC 5681's
-  // inflated window (ssthresh + n * SMSS against FlightSize) allows the same.
   ack(1, 4096);
-  ack(1, 4096);
-  expect_nothing_sent();  // pipe 5000
-  ack(1, 4096);
-  expect_segment().seqno(10001);  // pipe 4000 -> 5000
-  expect_nothing_sent();
+  expect_segment().seqno(10001);  // RFC 3042
   ack(1, 4096);
   expect_segment().seqno(11001);
+  ack(1, 4096);
+  expect_segment().seqno(1);
+  expect_nothing_sent();
+  EXPECT_EQ(sender->state().cwnd, 5000u);
+  // Pipe after n duplicate ACKs: 12000 outstanding, n * 1000 gone, the lost
+  // segment replaced by its retransmission. RFC 5681's inflated window
+  // (ssthresh + n * SMSS against FlightSize) allows exactly the same.
+  for (int n = 4; n <= 7; ++n) {
+    ack(1, 4096);
+    expect_nothing_sent();  // pipe 8000 .. 5000
+  }
+  ack(1, 4096);
+  expect_segment().seqno(12001);  // pipe 4000 -> 5000
+  expect_nothing_sent();
+  ack(1, 4096);
+  expect_segment().seqno(13001);
   expect_nothing_sent();
 }
 
@@ -479,13 +494,17 @@ TEST_F(RecoveryTest, NewRenoPartialAckRetransmitsTheNextHole) {
   for (int i = 0; i < 3; ++i) {
     ack(1, 4096);
   }
-  expect_segment().seqno(1);
+  EXPECT_EQ(sender->stats().fast_retransmits, 1u);
   drain();
-  ack(3001, 4096);                                  // partial: below the recovery point 10001
+  // The recovery point is 12001 (two limited-transmit segments went out).
+  ack(3001, 4096);                                  // partial ACK
   expect_segment().seqno(3001).payload_size(1000);  // RFC 6582 §3.2 step 3
   EXPECT_TRUE(sender->in_recovery());
   drain();
-  ack(10001, 4096);  // full ACK
+  ack(11001, 4096);
+  EXPECT_TRUE(sender->in_recovery());
+  drain();
+  ack(12001, 4096);  // full ACK
   EXPECT_FALSE(sender->in_recovery());
   EXPECT_EQ(sender->state().cwnd, sender->state().ssthresh);
 }
@@ -495,7 +514,7 @@ TEST_F(RecoveryTest, RenoPartialAckLeavesRecovery) {
   for (int i = 0; i < 3; ++i) {
     ack(1, 4096);
   }
-  expect_segment().seqno(1);
+  EXPECT_EQ(sender->stats().fast_retransmits, 1u);
   drain();
   ack(3001, 4096);
   EXPECT_FALSE(sender->in_recovery());
