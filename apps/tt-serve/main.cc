@@ -1,0 +1,403 @@
+// tt-serve: servers on tinytcp's own stack that kernel clients can reach.
+//
+//   tt-serve --dev tun144 [--echo PORT] [--discard PORT] [--http DIR [--http-port PORT]]
+//
+// echo: every byte back, close when the peer closes. discard: read and drop.
+// http: HTTP/1.1 GET and HEAD of the files in DIR, and PUT /NAME to store a
+// file there (written to a temporary file, fsynced, renamed), one request per
+// connection. Runs until SIGINT or SIGTERM, then prints a one-line summary.
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdio>
+#include <memory>
+#include <unordered_map>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+#include <CLI/CLI.hpp>
+
+#include "common/stack_runtime.hh"
+#include "proto/http.hh"
+#include "proto/transfer_messages.hh"
+#include "util/logging.hh"
+
+namespace {
+
+using namespace tinytcp;
+
+io::EventLoop* g_loop = nullptr;
+void on_signal(int) {
+  if (g_loop != nullptr) {
+    g_loop->stop();
+  }
+}
+
+enum class Service { Echo, Discard, Http };
+
+struct HttpState {
+  proto::HttpParser parser{proto::HttpParser::Kind::Request};
+  bool responded = false;
+  std::string out;  // response head (and small bodies) still to write
+  int file = -1;    // GET: the file being sent
+  uint64_t file_offset = 0;
+  uint64_t file_size = 0;
+  int upload = -1;  // PUT: the temporary file being written
+  std::string upload_tmp;
+  std::string upload_final;
+  bool upload_failed = false;
+  ~HttpState() {
+    if (file >= 0) {
+      ::close(file);
+    }
+    if (upload >= 0) {
+      ::close(upload);
+      ::unlink(upload_tmp.c_str());
+    }
+  }
+};
+
+struct Connection {
+  Service service;
+  std::unique_ptr<HttpState> http;
+};
+
+class Server {
+ public:
+  Server(apps::StackRuntime& runtime, std::string http_dir)
+      : rt_(runtime), host_(runtime.host()), dir_(std::move(http_dir)) {}
+
+  void listen(uint16_t port, Service service) {
+    const auto id = host_.listen(port, 1024);
+    if (!id) {
+      throw std::runtime_error(
+          fmt::format("cannot listen on port {}: {}", port, stack::to_string(id.error())));
+    }
+    listeners_[*id] = service;
+  }
+
+  void on_event(stack::SocketId id, stack::SocketEvent e) {
+    if (const auto l = listeners_.find(id); l != listeners_.end()) {
+      while (const auto c = host_.accept(id)) {
+        Connection conn{l->second, nullptr};
+        if (conn.service == Service::Http) {
+          conn.http = std::make_unique<HttpState>();
+        }
+        conns_.emplace(*c, std::move(conn));
+        ++accepted_;
+        service(*c);
+      }
+      return;
+    }
+    if (e == stack::SocketEvent::Closed) {
+      finish(id);
+      return;
+    }
+    service(id);
+  }
+
+  uint64_t accepted() const { return accepted_; }
+  uint64_t bytes_in() const { return bytes_in_; }
+  uint64_t bytes_out() const { return bytes_out_; }
+
+ private:
+  Instant now() const { return rt_.now(); }
+
+  void finish(stack::SocketId id) {
+    if (conns_.erase(id) > 0) {
+      host_.close(id, now());
+    }
+  }
+
+  void service(stack::SocketId id) {
+    const auto it = conns_.find(id);
+    if (it == conns_.end()) {
+      return;
+    }
+    Connection& c = it->second;
+    switch (c.service) {
+      case Service::Echo:
+        echo(id);
+        break;
+      case Service::Discard:
+        discard(id);
+        break;
+      case Service::Http:
+        http(id, *c.http);
+        break;
+    }
+  }
+
+  void echo(stack::SocketId id) {
+    for (auto v = host_.peek(id); !v.empty(); v = host_.peek(id)) {
+      const size_t n = host_.write(id, v, now());
+      if (n == 0) {
+        return;  // send buffer full: continue on Writable
+      }
+      bytes_in_ += n;
+      bytes_out_ += n;
+      host_.consume(id, n, now());
+    }
+    const auto info = host_.info(id);
+    if (info && info->peer_finished) {
+      finish(id);
+    }
+  }
+
+  void discard(stack::SocketId id) {
+    for (auto v = host_.peek(id); !v.empty(); v = host_.peek(id)) {
+      bytes_in_ += v.size();
+      host_.consume(id, v.size(), now());
+    }
+    const auto info = host_.info(id);
+    if (info && info->peer_finished) {
+      finish(id);
+    }
+  }
+
+  void respond(HttpState& h, int status, std::string_view reason, std::string_view body) {
+    h.out = fmt::format(
+        "HTTP/1.1 {} {}\r\nContent-Length: {}\r\nContent-Type: text/plain\r\nConnection: "
+        "close\r\nServer: tinytcp\r\n\r\n{}",
+        status, reason, body.size(), body);
+    h.responded = true;
+  }
+
+  // The file a request target names inside dir_, or empty when it may not.
+  std::string resolve(const std::string& target) const {
+    std::string path = target.substr(0, target.find('?'));
+    if (path.empty() || path[0] != '/' || path.find("..") != std::string::npos ||
+        path.find('%') != std::string::npos || path.find('\\') != std::string::npos) {
+      return {};
+    }
+    if (path == "/") {
+      path = "/index.html";
+    }
+    return dir_ + path;
+  }
+
+  void start_response(HttpState& h) {
+    const std::string& method = h.parser.method();
+    if (method == "PUT") {
+      if (h.upload_failed) {
+        respond(h, 500, "Internal Server Error", "could not store the upload\n");
+        return;
+      }
+      if (h.upload >= 0 && ::fsync(h.upload) == 0 && ::close(h.upload) == 0 &&
+          ::rename(h.upload_tmp.c_str(), h.upload_final.c_str()) == 0) {
+        h.upload = -1;
+        respond(h, 201, "Created", "stored\n");
+      } else {
+        respond(h, 500, "Internal Server Error", "could not store the upload\n");
+      }
+      return;
+    }
+    if (method != "GET" && method != "HEAD") {
+      respond(h, 405, "Method Not Allowed", "GET, HEAD or PUT\n");
+      return;
+    }
+    const std::string path = resolve(h.parser.target());
+    struct stat st {};
+    const int fd = path.empty() ? -1 : ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0 || ::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+      if (fd >= 0) {
+        ::close(fd);
+      }
+      respond(h, 404, "Not Found", "not found\n");
+      return;
+    }
+    h.responded = true;
+    h.file_size = static_cast<uint64_t>(st.st_size);
+    h.out = fmt::format(
+        "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nContent-Type: application/octet-stream\r\n"
+        "Connection: close\r\nServer: tinytcp\r\n\r\n",
+        h.file_size);
+    if (method == "GET") {
+      h.file = fd;
+    } else {
+      ::close(fd);
+    }
+  }
+
+  void on_request_headers(HttpState& h) {
+    if (h.parser.method() != "PUT" || h.upload >= 0 || h.upload_failed) {
+      return;
+    }
+    std::string name = h.parser.target().substr(1);
+    name = name.substr(0, name.find('?'));
+    if (h.parser.target().empty() || h.parser.target()[0] != '/' || !proto::is_safe_name(name)) {
+      h.upload_failed = true;
+      return;
+    }
+    h.upload_final = dir_ + "/" + name;
+    h.upload_tmp = fmt::format("{}/.{}.upload.{}", dir_, name, ::getpid());
+    h.upload = ::open(h.upload_tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    h.upload_failed = h.upload < 0;
+  }
+
+  void http(stack::SocketId id, HttpState& h) {
+    // Request.
+    for (auto v = host_.peek(id); !v.empty() && !h.responded; v = host_.peek(id)) {
+      const size_t used = h.parser.feed(v, [&](std::string_view body) {
+        if (h.upload >= 0 && !h.upload_failed) {
+          while (!body.empty()) {
+            const ssize_t n = ::write(h.upload, body.data(), body.size());
+            if (n <= 0) {
+              h.upload_failed = true;
+              break;
+            }
+            body.remove_prefix(static_cast<size_t>(n));
+          }
+        }
+      });
+      bytes_in_ += v.size();
+      host_.consume(id, v.size(), now());  // anything after the request is ignored
+      static_cast<void>(used);
+      if (h.parser.headers_complete()) {
+        on_request_headers(h);
+      }
+      if (h.parser.failed()) {
+        respond(h, 400, "Bad Request", fmt::format("{}\n", proto::to_string(h.parser.error())));
+      } else if (h.parser.done()) {
+        start_response(h);
+      }
+    }
+    if (!h.responded) {
+      const auto info = host_.info(id);
+      if (info && info->peer_finished) {
+        finish(id);
+      }
+      return;
+    }
+    // Response.
+    for (;;) {
+      if (h.out.empty() && h.file >= 0 && h.file_offset < h.file_size) {
+        const auto info = host_.info(id);
+        const uint64_t room = info ? info->writable_bytes : 0;
+        if (room == 0) {
+          return;
+        }
+        h.out.resize(static_cast<size_t>(
+            std::min<uint64_t>({room, 256 * 1024, h.file_size - h.file_offset})));
+        const ssize_t n =
+            ::pread(h.file, h.out.data(), h.out.size(), static_cast<off_t>(h.file_offset));
+        if (n <= 0) {
+          h.out.clear();
+          host_.abort(id, now());
+          conns_.erase(id);
+          return;
+        }
+        h.out.resize(static_cast<size_t>(n));
+        h.file_offset += static_cast<uint64_t>(n);
+      }
+      if (h.out.empty()) {
+        finish(id);  // all sent: our FIN follows the data
+        return;
+      }
+      const size_t n = host_.write(id, h.out, now());
+      bytes_out_ += n;
+      h.out.erase(0, n);
+      if (n == 0 || !h.out.empty()) {
+        return;  // continue on Writable
+      }
+    }
+  }
+
+  apps::StackRuntime& rt_;
+  stack::Host& host_;
+  std::string dir_;
+  std::unordered_map<stack::SocketId, Service> listeners_;
+  std::unordered_map<stack::SocketId, Connection> conns_;
+  uint64_t accepted_ = 0;
+  uint64_t bytes_in_ = 0;
+  uint64_t bytes_out_ = 0;
+};
+
+int run(int argc, char** argv) {
+  CLI::App app{"Echo, discard and HTTP servers on tinytcp's TCP/IP stack."};
+  apps::RuntimeOptions options;
+  std::string address;
+  int echo_port = 0;
+  int discard_port = 0;
+  std::string http_dir;
+  int http_port = 80;
+  int verbose = 0;
+  bool quiet = false;
+  app.add_option("--dev", options.dev, "tunN, tapN or udp:PEER_IP:PORT[@LOCAL_PORT]")
+      ->capture_default_str();
+  app.add_option("--address", address, "Our IPv4 address (default 169.254.N.9 for tunN/tapN)");
+  app.add_option("--pcap", options.pcap, "Capture every packet to this pcap file");
+  app.add_option("--impair", options.impair, "Impairment each way, e.g. loss=1%,delay=10ms");
+  app.add_option("--echo", echo_port, "Echo server port")->check(CLI::Range(1, 65535));
+  app.add_option("--discard", discard_port, "Discard server port")->check(CLI::Range(1, 65535));
+  app.add_option("--http", http_dir, "Serve (and accept PUTs into) this directory")
+      ->check(CLI::ExistingDirectory);
+  app.add_option("--http-port", http_port, "HTTP port")->check(CLI::Range(1, 65535));
+  app.add_flag("-v,--verbose", verbose, "More logging (repeat for trace)");
+  app.add_flag("-q,--quiet", quiet, "Errors only");
+  CLI11_PARSE(app, argc, argv);
+  setup_logging(quiet ? -1 : verbose);
+  if (echo_port == 0 && discard_port == 0 && http_dir.empty()) {
+    std::fprintf(stderr, "tt-serve: nothing to serve: give --echo, --discard and/or --http\n");
+    return 1;
+  }
+  if (!address.empty()) {
+    options.address = wire::Ipv4Address::parse(address);
+    if (!options.address) {
+      std::fprintf(stderr, "tt-serve: bad --address '%s'\n", address.c_str());
+      return 1;
+    }
+  }
+  // Many connections at once: moderate buffers (the default is 1 MiB each way).
+  options.tcp.receive_buffer_bytes = 1 << 20;
+  options.tcp.send_buffer_bytes = 1 << 20;
+
+  apps::StackRuntime runtime(options);
+  Server server(runtime, http_dir);
+  if (echo_port != 0) {
+    server.listen(static_cast<uint16_t>(echo_port), Service::Echo);
+  }
+  if (discard_port != 0) {
+    server.listen(static_cast<uint16_t>(discard_port), Service::Discard);
+  }
+  if (!http_dir.empty()) {
+    server.listen(static_cast<uint16_t>(http_port), Service::Http);
+  }
+  runtime.host().set_event_callback(
+      [&](stack::SocketId id, stack::SocketEvent e) { server.on_event(id, e); });
+  g_loop = &runtime.loop();
+  std::signal(SIGINT, on_signal);
+  std::signal(SIGTERM, on_signal);
+  spdlog::info("serving on {} ({}){}{}{}", fmt::format("{}", runtime.host().config().address),
+               options.dev, echo_port ? fmt::format(", echo :{}", echo_port) : "",
+               discard_port ? fmt::format(", discard :{}", discard_port) : "",
+               http_dir.empty() ? "" : fmt::format(", http :{} from {}", http_port, http_dir));
+  const Instant start = runtime.now();
+  runtime.loop().run();
+  const double seconds = to_seconds(runtime.now() - start);
+  const auto& stats = runtime.host().stats();
+  std::printf(
+      "tt-serve: %llu connections, %llu bytes in, %llu bytes out in %.1f s, %llu resets sent, "
+      "%llu pings answered\n",
+      static_cast<unsigned long long>(server.accepted()),
+      static_cast<unsigned long long>(server.bytes_in()),
+      static_cast<unsigned long long>(server.bytes_out()), seconds,
+      static_cast<unsigned long long>(stats.resets_sent),
+      static_cast<unsigned long long>(stats.echo_replies));
+  g_loop = nullptr;
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "tt-serve: %s\n", e.what());
+    return 1;
+  }
+}
