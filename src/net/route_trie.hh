@@ -61,15 +61,18 @@ class RouteTrie final : public RouteTable {
   static constexpr uint32_t kNodeBit = 0x80000000u;
   static constexpr size_t kBlocks = 1u << 16;
 
-  // A group whose slots all hold one leaf keeps it in leaf_base, marked with
-  // kInlineLeaf, and costs no read of leaves_.
-  static constexpr uint32_t kInlineLeaf = 0x80000000u;
+  // A group of up to kInlineLeaves runs keeps their leaves in the group
+  // itself and costs no read of leaves_; otherwise leaf[0] holds
+  // kExternalLeaves | the index in leaves_ of its first run. Groups are 32
+  // bytes and 32-byte aligned, so a group never straddles a cache line.
+  static constexpr uint32_t kExternalLeaves = 0x80000000u;
+  static constexpr uint32_t kInlineLeaves = 3;
 
-  struct Group {            // 64 slots of a stride-8 node
-    uint64_t children = 0;  // bit s: slot s has a child node
-    uint64_t runs = 0;      // bit s: a run of equal leaves starts at slot s
+  struct alignas(32) Group {  // 64 slots of a stride-8 node
+    uint64_t children = 0;    // bit s: slot s has a child node
+    uint64_t runs = 0;        // bit s: a run of equal leaves starts at slot s
     uint32_t child_base = 0;
-    uint32_t leaf_base = 0;  // index in leaves_ of the first run, or kInlineLeaf | leaf
+    uint32_t leaf[kInlineLeaves] = {};
   };
   friend struct TrieLookup;
   struct Slot {
