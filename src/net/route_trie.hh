@@ -19,8 +19,8 @@
 //
 // Why this and not a path-compressed binary trie: measured with bm_net.cc on
 // the 2-vCPU dev box (docs/net.md), random addresses, prefix lengths uniform
-// in 1..32 plus a default route: this trie 135 M lookups/s at 10^4 routes and
-// 10.4 M/s at 10^6; a path-compressed trie 11.2 M/s and 1.6 M/s. The
+// in 1..32 plus a default route: this trie 127 M lookups/s at 10^4 routes and
+// 16 M/s at 10^6; a path-compressed trie 11 M/s and 1.5 M/s. The
 // path-compressed walk makes ~15-20 dependent reads; this one at most 3.
 //
 // Updates: routes live in a table keyed by (prefix, length) and in per-/16
