@@ -46,6 +46,10 @@ class ArpCache {
   bool contains(wire::Ipv4Address ip, Instant now) const;
   // `ip` is unresolved and someone wants to send to it.
   Miss on_miss(wire::Ipv4Address ip, Instant now);
+  // Starts loading the slot of `ip` into the cache (a hint, no effect on
+  // state): a miss on a large table costs a memory round trip, which the
+  // caller can overlap with other work.
+  void prefetch(wire::Ipv4Address ip) const { __builtin_prefetch(&slots_[home(ip.value)]); }
   // Reclaims every stale entry: O(table size).
   void expire(Instant now);
 

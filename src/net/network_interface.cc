@@ -49,8 +49,9 @@ NetworkInterface::NetworkInterface(const NetworkInterfaceConfig& config, FrameSi
       arp_(config.arp),
       frame_(EthernetHeader::kSize + std::max<size_t>(config.mtu, ArpMessage::kSize)),
       pending_(config.pending_datagrams),
-      pending_bytes_(config.pending_datagrams * config.mtu) {
+      pending_bytes_(config.pending_bytes) {
   TINYTCP_CHECK(config_.pending_datagrams > 0);
+  TINYTCP_CHECK(config_.pending_bytes >= config_.mtu);
   BufferWriter w(request_template_.data(), request_template_.size());
   serialize(
       EthernetHeader{MacAddress::broadcast(), config_.mac, static_cast<uint16_t>(EtherType::kArp)},
@@ -116,25 +117,55 @@ void NetworkInterface::send_datagram(std::string_view head, std::string_view tai
   enqueue(head, tail, next_hop, now);
 }
 
+void NetworkInterface::evict_pending_head(InterfaceDrop why) {
+  // Dead heads are trimmed eagerly, so the head is live.
+  pending_[pending_head_].live = false;
+  --pending_live_;
+  drop(why);
+  pending_head_ = next_slot(pending_head_);
+  --pending_count_;
+  trim_pending_head();
+}
+
 void NetworkInterface::enqueue(std::string_view head, std::string_view tail, Ipv4Address next_hop,
                                Instant now) {
-  const size_t n = pending_.size();
-  if (pending_count_ == n) {
-    // Full ring: the head is live (dead heads are trimmed eagerly).
-    pending_[pending_head_].live = false;
-    --pending_live_;
-    drop(InterfaceDrop::PendingEvicted);
-    pending_head_ = (pending_head_ + 1) % n;
-    --pending_count_;
-    trim_pending_head();
+  const size_t length = head.size() + tail.size();
+  if (pending_count_ == pending_.size()) {
+    evict_pending_head(InterfaceDrop::PendingEvicted);
   }
-  const size_t slot = (pending_head_ + pending_count_) % n;
-  char* data = pending_data(slot);
+  // The bytes are a FIFO in one buffer: [head entry, write position), which
+  // may wrap. Evict the oldest until `length` contiguous bytes are free.
+  const size_t capacity = pending_bytes_.size();
+  size_t at = 0;
+  for (;;) {
+    if (pending_count_ == 0) {
+      at = 0;
+      break;
+    }
+    const size_t oldest = pending_[pending_head_].offset;
+    if (pending_write_ > oldest) {  // not wrapped: free at the end and before the oldest
+      if (capacity - pending_write_ >= length) {
+        at = pending_write_;
+        break;
+      }
+      if (oldest >= length) {
+        at = 0;
+        break;
+      }
+    } else if (oldest - pending_write_ >= length) {  // wrapped: free between
+      at = pending_write_;
+      break;
+    }
+    evict_pending_head(InterfaceDrop::PendingEvicted);
+  }
+  char* data = pending_bytes_.data() + at;
   std::memcpy(data, head.data(), head.size());
   if (!tail.empty()) {
     std::memcpy(data + head.size(), tail.data(), tail.size());
   }
-  pending_[slot] = {next_hop, static_cast<uint32_t>(head.size() + tail.size()), now, true};
+  pending_write_ = at + length;
+  const size_t slot = slot_at(pending_count_);
+  pending_[slot] = {next_hop, static_cast<uint32_t>(at), static_cast<uint32_t>(length), now, true};
   ++pending_count_;
   ++pending_live_;
   ++stats_.datagrams_queued;
@@ -142,7 +173,7 @@ void NetworkInterface::enqueue(std::string_view head, std::string_view tail, Ipv
 
 void NetworkInterface::trim_pending_head() {
   while (pending_count_ > 0 && !pending_[pending_head_].live) {
-    pending_head_ = (pending_head_ + 1) % pending_.size();
+    pending_head_ = next_slot(pending_head_);
     --pending_count_;
   }
 }
@@ -152,12 +183,12 @@ void NetworkInterface::flush_pending(Ipv4Address ip, const MacAddress& mac) {
     return;
   }
   for (size_t i = 0; i < pending_count_; ++i) {
-    const size_t slot = (pending_head_ + i) % pending_.size();
+    const size_t slot = slot_at(i);
     Pending& p = pending_[slot];
     if (p.live && p.next_hop == ip) {
       p.live = false;
       --pending_live_;
-      send_ipv4_frame(mac, std::string_view(pending_data(slot), p.length), {});
+      send_ipv4_frame(mac, std::string_view(pending_bytes_.data() + p.offset, p.length), {});
     }
   }
   trim_pending_head();
@@ -165,12 +196,7 @@ void NetworkInterface::flush_pending(Ipv4Address ip, const MacAddress& mac) {
 
 void NetworkInterface::tick(Instant now) {
   while (pending_count_ > 0 && pending_[pending_head_].queued_at + config_.pending_timeout <= now) {
-    pending_[pending_head_].live = false;
-    --pending_live_;
-    drop(InterfaceDrop::PendingTimeout);
-    pending_head_ = (pending_head_ + 1) % pending_.size();
-    --pending_count_;
-    trim_pending_head();
+    evict_pending_head(InterfaceDrop::PendingTimeout);
   }
 }
 

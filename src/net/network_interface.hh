@@ -8,12 +8,13 @@
 // Resolution: a learned mapping lives 30 s; a miss queues the datagram and
 // broadcasts a request, at most one per address per 5 s; queued datagrams go
 // out when the reply arrives, or are dropped 5 s after they were queued. The
-// queue is a ring of `pending_datagrams` MTU-sized slots allocated once: when
-// it is full the oldest datagram is dropped (and counted) to make room, as
-// Linux does for its per-neighbour queue. The interface answers requests for
-// its own address, learns from requests and replies addressed to it (and, per
-// RFC 826's merge step, refreshes mappings it already has from any ARP), and
-// announces itself with a gratuitous ARP (RFC 5227 §2.3) when started.
+// queue holds at most `pending_datagrams` datagrams and `pending_bytes` bytes,
+// packed back to back in one buffer allocated once (a 64-byte datagram takes
+// 64 bytes); when either bound is reached the oldest datagram is dropped (and
+// counted) to make room, as Linux does for its per-neighbour queue. The interface answers requests
+// for its own address, learns from requests and replies addressed to it (and, per RFC 826's merge
+// step, refreshes mappings it already has from any ARP), and announces itself with a gratuitous ARP
+// (RFC 5227 §2.3) when started.
 //
 // Frames are built in one buffer owned by the interface: sending allocates
 // nothing. Frames are not padded to the 60-byte Ethernet minimum; the device
@@ -42,7 +43,8 @@ struct NetworkInterfaceConfig {
   wire::Ipv4Address ip;
   uint16_t mtu = 1500;  // largest datagram, bytes
   ArpCache::Config arp;
-  size_t pending_datagrams = 256;
+  size_t pending_datagrams = 256;     // waiting for ARP, all next hops together
+  size_t pending_bytes = 256 * 1024;  // their bytes; at least the MTU
   Duration pending_timeout = std::chrono::seconds(5);
 };
 
@@ -101,6 +103,9 @@ class NetworkInterface {
 
   void receive_frame(std::string_view frame, Instant now);
 
+  // A hint that a datagram for `next_hop` is coming: see ArpCache::prefetch.
+  void prefetch_next_hop(wire::Ipv4Address next_hop) const { arp_.prefetch(next_hop); }
+
   // Drops datagrams that waited too long for ARP.
   void tick(Instant now);
   // When tick() next has work: the oldest waiting datagram's timeout.
@@ -117,6 +122,7 @@ class NetworkInterface {
  private:
   struct Pending {
     wire::Ipv4Address next_hop;
+    uint32_t offset = 0;  // in pending_bytes_
     uint32_t length = 0;
     Instant queued_at;
     bool live = false;
@@ -132,7 +138,13 @@ class NetworkInterface {
                Instant now);
   void flush_pending(wire::Ipv4Address ip, const wire::MacAddress& mac);
   void trim_pending_head();
-  char* pending_data(size_t slot) { return pending_bytes_.data() + slot * config_.mtu; }
+  void evict_pending_head(InterfaceDrop why);
+  // Ring arithmetic without division (the ring size need not be a power of 2).
+  size_t next_slot(size_t slot) const { return slot + 1 == pending_.size() ? 0 : slot + 1; }
+  size_t slot_at(size_t i) const {
+    const size_t slot = pending_head_ + i;
+    return slot >= pending_.size() ? slot - pending_.size() : slot;
+  }
 
   NetworkInterfaceConfig config_;
   FrameSink& out_;
@@ -146,6 +158,7 @@ class NetworkInterface {
   size_t pending_head_ = 0;
   size_t pending_count_ = 0;  // ring occupancy, live or not
   size_t pending_live_ = 0;
+  size_t pending_write_ = 0;  // where the next datagram's bytes go
   NetworkInterfaceStats stats_;
 };
 

@@ -24,12 +24,12 @@ struct TrieLookup {
       g = &t.groups_[(child << 2) | (s >> 6)];
       bit = uint64_t{1} << (s & 63);
     }
-    const uint32_t base = g->leaf_base;
-    if ((base & RouteTrie::kInlineLeaf) != 0) {
-      return base & ~RouteTrie::kInlineLeaf;
+    const auto rank = static_cast<uint32_t>(__builtin_popcountll(g->runs & ((bit << 1) - 1))) - 1;
+    const uint32_t first = g->leaf[0];
+    if ((first & RouteTrie::kExternalLeaves) == 0) {
+      return g->leaf[rank];
     }
-    return t.leaves_[base +
-                     static_cast<uint32_t>(__builtin_popcountll(g->runs & ((bit << 1) - 1))) - 1];
+    return t.leaves_[(first & ~RouteTrie::kExternalLeaves) + rank];
   }
 };
 
@@ -153,7 +153,7 @@ void RouteTrie::emit_node(uint32_t node, const uint32_t* leaf, const bool* child
     Group& group = groups_[(node << 2) | g];
     group = Group{};
     group.child_base = child_base;
-    group.leaf_base = static_cast<uint32_t>(leaves_.size());
+    const size_t first_leaf = leaves_.size();
     bool have_previous = false;
     uint32_t previous = 0;
     uint32_t runs = 0;
@@ -172,9 +172,12 @@ void RouteTrie::emit_node(uint32_t node, const uint32_t* leaf, const bool* child
         ++runs;
       }
     }
-    if (runs == 1) {
-      leaves_.pop_back();
-      group.leaf_base = kInlineLeaf | previous;
+    if (runs <= kInlineLeaves) {
+      std::copy(leaves_.begin() + static_cast<std::ptrdiff_t>(first_leaf), leaves_.end(),
+                group.leaf);
+      leaves_.resize(first_leaf);
+    } else {
+      group.leaf[0] = kExternalLeaves | static_cast<uint32_t>(first_leaf);
     }
   }
 }

@@ -288,6 +288,32 @@ TEST_F(NetworkInterfaceTest, FullQueueDropsTheOldest) {
   expect_nothing_sent();
 }
 
+TEST_F(NetworkInterfaceTest, QueueBytesAreBoundedToo) {
+  NetworkInterfaceConfig config;
+  config.mtu = 100;
+  config.pending_bytes = 250;
+  make(config);
+  std::vector<std::string> sent;
+  for (size_t i = 0; i < 20; ++i) {
+    sent.push_back(test::ipv4_datagram(ip("10.0.0.1"), ip("10.0.0.2"), 64, 20 + (i * 37) % 61));
+    send(sent.back(), ip("10.0.0.2"));
+    size_t bytes = 0;
+    for (size_t k = sent.size() - iface_->pending_datagrams(); k < sent.size(); ++k) {
+      bytes += sent[k].size();
+    }
+    EXPECT_LE(bytes, 250u);
+  }
+  expect_request_for(ip("10.0.0.2"));
+  const size_t kept = iface_->pending_datagrams();
+  EXPECT_EQ(drops(InterfaceDrop::PendingEvicted), sent.size() - kept);
+  peer_replies();
+  // The newest datagrams survive, in order, byte for byte.
+  for (size_t k = sent.size() - kept; k < sent.size(); ++k) {
+    expect_ipv4(kPeerMac, sent[k]);
+  }
+  expect_nothing_sent();
+}
+
 TEST_F(NetworkInterfaceTest, FullTableDropsAndCounts) {
   NetworkInterfaceConfig config;
   config.arp.max_entries = 2;
