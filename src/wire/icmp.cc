@@ -64,26 +64,17 @@ void serialize(const IcmpMessage& m, BufferWriter& out) {
 }
 
 Expected<IcmpQuote, IcmpQuoteError> parse_icmp_quote(std::string_view data) {
-  BufferReader in(data);
-  IcmpQuote q;
-  Ipv4Header& h = q.header;
-  const uint8_t version_ihl = in.u8();
-  h.tos = in.u8();
-  h.total_length = in.u16();
-  h.id = in.u16();
-  const uint16_t flags_offset = in.u16();
-  h.ttl = in.u8();
-  h.protocol = in.u8();
-  h.checksum = in.u16();
-  h.src.value = in.u32();
-  h.dst.value = in.u32();
-  if (!in.ok()) {
+  const auto fixed = read_ipv4_fixed_header(data);
+  if (!fixed) {
     return make_unexpected(IcmpQuoteError::Truncated);
   }
-  if ((version_ihl >> 4) != 4) {
+  IcmpQuote q;
+  Ipv4Header& h = q.header;
+  h = fixed->header;
+  const size_t header_length = fixed->header_length;
+  if (fixed->version != 4) {
     return make_unexpected(IcmpQuoteError::BadVersion);
   }
-  const size_t header_length = size_t{static_cast<uint8_t>(version_ihl & 0x0f)} * 4;
   if (header_length < Ipv4Header::kMinSize) {
     return make_unexpected(IcmpQuoteError::BadHeaderLength);
   }
@@ -91,9 +82,6 @@ Expected<IcmpQuote, IcmpQuoteError> parse_icmp_quote(std::string_view data) {
     return make_unexpected(IcmpQuoteError::Truncated);
   }
   h.header_length = static_cast<uint8_t>(header_length);
-  h.dont_fragment = (flags_offset & 0x4000) != 0;
-  h.more_fragments = (flags_offset & 0x2000) != 0;
-  h.fragment_offset = static_cast<uint16_t>((flags_offset & 0x1fff) * 8);
   q.data = data.substr(header_length);
   return q;
 }

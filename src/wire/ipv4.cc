@@ -58,10 +58,10 @@ uint16_t ipv4_header_checksum(std::string_view header) {
   return sum.value();
 }
 
-Expected<Ipv4View, Ipv4Error> parse_ipv4(std::string_view datagram) {
-  BufferReader in(datagram);
-  Ipv4View view;
-  Ipv4Header& h = view.header;
+std::optional<Ipv4FixedHeader> read_ipv4_fixed_header(std::string_view bytes) {
+  BufferReader in(bytes);
+  Ipv4FixedHeader out;
+  Ipv4Header& h = out.header;
   const uint8_t version_ihl = in.u8();
   h.tos = in.u8();
   h.total_length = in.u16();
@@ -73,12 +73,29 @@ Expected<Ipv4View, Ipv4Error> parse_ipv4(std::string_view datagram) {
   h.src.value = in.u32();
   h.dst.value = in.u32();
   if (!in.ok()) {
+    return std::nullopt;
+  }
+  out.version = static_cast<uint8_t>(version_ihl >> 4);
+  out.header_length = size_t{static_cast<uint8_t>(version_ihl & 0x0f)} * 4;
+  out.reserved_flag = (flags_offset & 0x8000) != 0;
+  h.dont_fragment = (flags_offset & 0x4000) != 0;
+  h.more_fragments = (flags_offset & 0x2000) != 0;
+  h.fragment_offset = static_cast<uint16_t>((flags_offset & 0x1fff) * 8);
+  return out;
+}
+
+Expected<Ipv4View, Ipv4Error> parse_ipv4(std::string_view datagram) {
+  const auto fixed = read_ipv4_fixed_header(datagram);
+  if (!fixed) {
     return make_unexpected(Ipv4Error::Truncated);
   }
-  if ((version_ihl >> 4) != 4) {
+  Ipv4View view;
+  Ipv4Header& h = view.header;
+  h = fixed->header;
+  const size_t header_length = fixed->header_length;
+  if (fixed->version != 4) {
     return make_unexpected(Ipv4Error::BadVersion);
   }
-  const size_t header_length = size_t{static_cast<uint8_t>(version_ihl & 0x0f)} * 4;
   if (header_length < Ipv4Header::kMinSize) {
     return make_unexpected(Ipv4Error::BadHeaderLength);
   }
@@ -94,12 +111,9 @@ Expected<Ipv4View, Ipv4Error> parse_ipv4(std::string_view datagram) {
   if (ipv4_header_checksum(datagram.substr(0, header_length)) != 0) {
     return make_unexpected(Ipv4Error::BadChecksum);
   }
-  if ((flags_offset & 0x8000) != 0) {
+  if (fixed->reserved_flag) {
     return make_unexpected(Ipv4Error::BadFlags);
   }
-  h.dont_fragment = (flags_offset & 0x4000) != 0;
-  h.more_fragments = (flags_offset & 0x2000) != 0;
-  h.fragment_offset = static_cast<uint16_t>((flags_offset & 0x1fff) * 8);
   view.options = datagram.substr(Ipv4Header::kMinSize, header_length - Ipv4Header::kMinSize);
   view.payload = datagram.substr(header_length, h.total_length - header_length);
   return view;

@@ -105,6 +105,18 @@ const char* to_string(Ipv4Error e);
 
 Expected<Ipv4View, Ipv4Error> parse_ipv4(std::string_view datagram);
 
+// The fixed 20-byte part of an IPv4 header, decoded but not validated: the
+// version, the header length in bytes (IHL x 4) and the flag bits, with the
+// fields in `header` (header_length left for the caller to check and set).
+// Shared by parse_ipv4 and the parser of headers quoted in ICMP errors.
+struct Ipv4FixedHeader {
+  Ipv4Header header;
+  uint8_t version = 0;
+  size_t header_length = 0;
+  bool reserved_flag = false;
+};
+std::optional<Ipv4FixedHeader> read_ipv4_fixed_header(std::string_view bytes);
+
 // Writes a 20-byte header (no options) with total_length, flags and a correct
 // checksum taken from `header` (header_length and checksum are ignored).
 void serialize(const Ipv4Header& header, BufferWriter& out);

@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# One TCP connection through a TUN device, both directions, against kernel TCP
+# over a veth pair (offloads off) measured in the same run for the ratio.
+#
+#   bench-tun.sh [--bytes 1G] [--mtu "1500 9000"] [--trials 3] [--out FILE.csv]
+#
+#   tinytcp receives: socat (kernel) -> tt-serve --discard on tun144
+#   tinytcp sends:    curl (kernel) downloads a file from tt-serve --http on tun144
+#   kernel baseline:  socat -> socat across a veth pair between two namespaces
+# Everything runs in throwaway namespaces. Needs root. Prints Gbit/s per trial
+# and the median; CSV columns: path,direction,mtu,trial,bytes,seconds,gbps
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+bytes=1G
+mtus="1500 9000"
+trials=3
+out=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --bytes) bytes=$2; shift 2 ;;
+    --mtu) mtus=$2; shift 2 ;;
+    --trials) trials=$2; shift 2 ;;
+    --out) out=$2; shift 2 ;;
+    *) echo "bench-tun: unknown argument $1" >&2; exit 2 ;;
+  esac
+done
+[ "$(id -u)" -eq 0 ] || { echo "bench-tun: needs root" >&2; exit 1; }
+n_bytes=$(numfmt --from=iec "$bytes")
+
+cmake --preset release >/dev/null
+cmake --build --preset release --target tt-serve >/dev/null
+BIN=$(pwd)/build/release/bin
+NS="tt-bt-$$"
+NS2="tt-bt2-$$"
+WORK=$(mktemp -d /tmp/tt-bench-tun.XXXXXX)
+SERVE=""
+cleanup() {
+  [ -n "$SERVE" ] && kill "$SERVE" 2>/dev/null || true
+  ip netns del "$NS" 2>/dev/null || true
+  ip netns del "$NS2" 2>/dev/null || true
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+ip netns add "$NS"
+ip netns add "$NS2"
+ip -n "$NS" link set lo up
+ip -n "$NS2" link set lo up
+ip link add ttbt-a netns "$NS" type veth peer name ttbt-b netns "$NS2"
+ip -n "$NS" addr add 169.254.78.1/24 dev ttbt-a
+ip -n "$NS2" addr add 169.254.78.2/24 dev ttbt-b
+for pair in "$NS:ttbt-a" "$NS2:ttbt-b"; do
+  ip netns exec "${pair%%:*}" ethtool -K "${pair#*:}" tso off gso off gro off >/dev/null 2>&1 || true
+  ip -n "${pair%%:*}" link set "${pair#*:}" up
+done
+./scripts/tun.sh start 144 --netns "$NS" >/dev/null
+head -c "$n_bytes" /dev/zero >"$WORK/file.bin"
+
+csv="path,direction,mtu,trial,bytes,seconds,gbps"
+record() {  # path direction mtu trial seconds
+  local gbps
+  gbps=$(python3 -c "print(f'{$n_bytes*8/$5/1e9:.3f}')")
+  csv+=$'\n'"$1,$2,$3,$4,$n_bytes,$5,$gbps"
+  printf '%-8s %-8s mtu %-5s trial %s: %s Gbit/s\n' "$1" "$2" "$3" "$4" "$gbps"
+}
+elapsed() { python3 -c "print(f'{$2 - $1:.4f}')"; }
+
+for mtu in $mtus; do
+  ip -n "$NS" link set tun144 mtu "$mtu"
+  ip -n "$NS" link set ttbt-a mtu "$mtu"
+  ip -n "$NS2" link set ttbt-b mtu "$mtu"
+  ip netns exec "$NS" "$BIN/tt-serve" -q --dev tun144 --discard 9 --http "$WORK" \
+    >"$WORK/serve.out" 2>&1 &
+  SERVE=$!
+  sleep 0.5
+  for trial in $(seq "$trials"); do
+    t0=$(date +%s.%N)
+    ip netns exec "$NS" socat -u OPEN:"$WORK/file.bin" TCP:169.254.144.9:9
+    t1=$(date +%s.%N)
+    record tinytcp receive "$mtu" "$trial" "$(elapsed "$t0" "$t1")"
+    t0=$(date +%s.%N)
+    ip netns exec "$NS" curl -s -o /dev/null http://169.254.144.9/file.bin
+    t1=$(date +%s.%N)
+    record tinytcp send "$mtu" "$trial" "$(elapsed "$t0" "$t1")"
+    ip netns exec "$NS2" socat -u TCP-LISTEN:5009,reuseaddr OPEN:/dev/null &
+    sink=$!
+    sleep 0.2
+    t0=$(date +%s.%N)
+    ip netns exec "$NS" socat -u OPEN:"$WORK/file.bin" TCP:169.254.78.2:5009
+    wait "$sink"
+    t1=$(date +%s.%N)
+    record kernel veth "$mtu" "$trial" "$(elapsed "$t0" "$t1")"
+  done
+  kill "$SERVE"
+  wait "$SERVE" || true
+  SERVE=""
+done
+
+echo
+python3 - "$csv" <<'PY'
+import csv, io, statistics, sys
+rows = list(csv.DictReader(io.StringIO(sys.argv[1])))
+groups = {}
+for r in rows:
+    groups.setdefault((r["mtu"], r["path"], r["direction"]), []).append(float(r["gbps"]))
+for mtu in sorted({k[0] for k in groups}, key=int):
+    kernel = statistics.median(groups.get((mtu, "kernel", "veth"), [0]))
+    for (m, path, direction), v in sorted(groups.items()):
+        if m != mtu:
+            continue
+        med = statistics.median(v)
+        ratio = f"  ({med / kernel:.2f} of kernel over veth)" if kernel and path != "kernel" else ""
+        print(f"median mtu {mtu:>5} {path:8} {direction:8} {med:7.2f} Gbit/s{ratio}")
+PY
+if [ -n "$out" ]; then
+  mkdir -p "$(dirname "$out")"
+  echo "$csv" >"$out"
+fi
