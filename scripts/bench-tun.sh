@@ -75,18 +75,18 @@ for mtu in $mtus; do
   sleep 0.5
   for trial in $(seq "$trials"); do
     t0=$(date +%s.%N)
-    ip netns exec "$NS" socat -u OPEN:"$WORK/file.bin" TCP:169.254.144.9:9
+    ip netns exec "$NS" socat -b 262144 -u OPEN:"$WORK/file.bin" TCP:169.254.144.9:9
     t1=$(date +%s.%N)
     record tinytcp receive "$mtu" "$trial" "$(elapsed "$t0" "$t1")"
     t0=$(date +%s.%N)
     ip netns exec "$NS" curl -s -o /dev/null http://169.254.144.9/file.bin
     t1=$(date +%s.%N)
     record tinytcp send "$mtu" "$trial" "$(elapsed "$t0" "$t1")"
-    ip netns exec "$NS2" socat -u TCP-LISTEN:5009,reuseaddr OPEN:/dev/null &
+    ip netns exec "$NS2" socat -b 262144 -u TCP-LISTEN:5009,reuseaddr OPEN:/dev/null &
     sink=$!
     sleep 0.2
     t0=$(date +%s.%N)
-    ip netns exec "$NS" socat -u OPEN:"$WORK/file.bin" TCP:169.254.78.2:5009
+    ip netns exec "$NS" socat -b 262144 -u OPEN:"$WORK/file.bin" TCP:169.254.78.2:5009
     wait "$sink"
     t1=$(date +%s.%N)
     record kernel veth "$mtu" "$trial" "$(elapsed "$t0" "$t1")"
