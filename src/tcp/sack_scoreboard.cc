@@ -50,6 +50,9 @@ SackScoreboard::Acked SackScoreboard::acknowledge(uint64_t ack) {
       seg.start = ack;
       seg.length = static_cast<uint32_t>(seg.length - n);
       seg.syn = false;
+      // Cached blocks may have skipped this segment for starting before
+      // them; now it starts later, so they must be walked again.
+      cache_count_ = 0;
       break;
     }
     acked.fin |= seg.fin;
@@ -59,6 +62,9 @@ SackScoreboard::Acked SackScoreboard::acknowledge(uint64_t ack) {
       if (loss_index_ > 0) {
         --below_sacked_segments_;
       }
+    } else {
+      lost_segments_ -= seg.lost ? 1u : 0u;
+      rexmit_segments_ -= seg.rexmit ? 1u : 0u;
     }
     queue_.pop_front();
     loss_index_ = loss_index_ > 0 ? loss_index_ - 1 : 0;
@@ -103,22 +109,22 @@ uint64_t SackScoreboard::sack(uint64_t left, uint64_t right) {
     next_cache_[next_cache_count_++] = Range{left, right};
   }
   // Skip the part already applied from the previous ACK's blocks: SACK blocks
-  // repeat, usually growing at the right edge (RFC 2018 §4).
+  // repeat, usually growing at the right edge (RFC 2018 §4). A segment wholly
+  // inside one cached block is sacked already; one that crosses its right
+  // edge is found again by find(from). Only one block is used, so segments
+  // across the junction of two overlapping blocks are never skipped.
   uint64_t from = left;
-  uint64_t to = right;
   for (size_t c = 0; c < cache_count_; ++c) {
     const Range& r = cache_[c];
-    if (r.left <= from && r.right >= to) {
+    if (r.left <= left && r.right >= right) {
       return 0;
     }
-    if (r.left <= from && r.right > from) {
+    if (r.left <= left && r.right > from) {
       from = r.right;
-    } else if (r.left < to && r.right >= to && r.left > from) {
-      to = r.left;
     }
   }
   uint64_t newly = 0;
-  for (size_t i = find(from); i < queue_.size() && queue_[i].start < to; ++i) {
+  for (size_t i = find(from); i < queue_.size() && queue_[i].start < right; ++i) {
     OutstandingSegment& seg = queue_[i];
     // Only segments wholly inside the original block are sacked.
     if (seg.sacked || seg.start < left || seg.end() > right) {
@@ -126,9 +132,11 @@ uint64_t SackScoreboard::sack(uint64_t left, uint64_t right) {
     }
     if (seg.lost) {
       lost_bytes_ -= seg.length;
+      --lost_segments_;
     }
     if (seg.rexmit) {
       rexmit_bytes_ -= seg.length;
+      --rexmit_segments_;
     }
     seg.sacked = true;
     seg.lost = false;
@@ -151,6 +159,7 @@ void SackScoreboard::mark_lost(size_t i) {
   }
   seg.lost = true;
   lost_bytes_ += seg.length;
+  ++lost_segments_;
   rexmit_index_ = std::min(rexmit_index_, i);
 }
 
@@ -194,12 +203,15 @@ bool SackScoreboard::mark_front_lost() {
 void SackScoreboard::mark_all_lost() {
   lost_bytes_ = 0;
   rexmit_bytes_ = 0;
+  lost_segments_ = 0;
+  rexmit_segments_ = 0;
   for (size_t i = 0; i < queue_.size(); ++i) {
     OutstandingSegment& seg = queue_[i];
     seg.rexmit = false;
     seg.lost = !seg.sacked;
     if (seg.lost) {
       lost_bytes_ += seg.length;
+      ++lost_segments_;
     }
   }
   loss_index_ = queue_.size();
@@ -233,6 +245,7 @@ void SackScoreboard::on_retransmitted(size_t i, Instant now) {
   if (seg.lost && !seg.sacked && !seg.rexmit) {
     seg.rexmit = true;
     rexmit_bytes_ += seg.length;
+    ++rexmit_segments_;
   }
 }
 

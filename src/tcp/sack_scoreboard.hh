@@ -90,6 +90,10 @@ class SackScoreboard {
   // RFC 6675 §4 SetPipe: octets outstanding, not sacked, not lost, plus
   // octets retransmitted since they were marked lost.
   uint64_t pipe() const { return outstanding_ - sacked_bytes_ - lost_bytes_ + rexmit_bytes_; }
+  // The same count in segments, for windows counted in segments.
+  uint64_t pipe_segments() const {
+    return queue_.size() - sacked_segments_ - lost_segments_ + rexmit_segments_;
+  }
   uint64_t outstanding_bytes() const { return outstanding_; }
   uint64_t sacked_bytes() const { return sacked_bytes_; }
   uint64_t lost_bytes() const { return lost_bytes_; }
@@ -117,6 +121,8 @@ class SackScoreboard {
   uint64_t sacked_segments_ = 0;
   uint64_t lost_bytes_ = 0;    // lost and not sacked
   uint64_t rexmit_bytes_ = 0;  // lost, retransmitted, not sacked
+  uint64_t lost_segments_ = 0;
+  uint64_t rexmit_segments_ = 0;
 
   // Loss frontier: entries [0, loss_index_) have been judged by IsLost; the
   // sacked ones among them are counted here.

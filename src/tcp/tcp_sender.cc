@@ -153,6 +153,15 @@ uint64_t TcpSender::bytes_in_flight() const {
   return pipe - std::min(pipe, reno_dup_bytes_);
 }
 
+bool TcpSender::segment_window_full() const {
+  const auto limit = cc_->max_segments_in_flight();
+  if (!limit) {
+    return false;
+  }
+  const uint64_t segments = board_.pipe_segments();
+  return segments - std::min(segments, reno_dup_bytes_ / smss_) >= *limit;
+}
+
 uint64_t TcpSender::pending_bytes() const {
   // Data occupies sequence numbers [1, 1 + bytes_pushed).
   const uint64_t sent_data = snd_nxt_ > 0 ? snd_nxt_ - 1 : 0;
@@ -235,7 +244,8 @@ bool TcpSender::send_retransmissions(Instant now, const Transmit& transmit) {
   // same rule repairs cumulative-ACK recovery and the go-back after a timeout.
   while (const auto index = board_.next_lost()) {
     const OutstandingSegment& seg = board_[*index];
-    if (!retransmit_now_ && bytes_in_flight() + seg.length > cc_->cwnd()) {
+    if (!retransmit_now_ &&
+        (bytes_in_flight() + seg.length > cc_->cwnd() || segment_window_full())) {
       cwnd_limited_ = true;
       return false;  // lost data first: no new data either
     }
@@ -259,6 +269,10 @@ void TcpSender::send_new_data(Instant now, const Transmit& transmit) {
     const uint64_t cwnd = cc_->cwnd();
     const uint64_t usable_cwnd = cwnd > flight ? cwnd - flight : 0;
     const bool outstanding = snd_nxt_ > snd_una_;
+    if (segment_window_full()) {
+      cwnd_limited_ = true;
+      return;
+    }
 
     if (pending == 0) {
       // FIN alone: one sequence number, inside both windows.
@@ -304,6 +318,9 @@ void TcpSender::send_new_data(Instant now, const Transmit& transmit) {
     transmit_range(snd_nxt_, length, false, fin, now, transmit);
     if (!outstanding) {
       unacked_since_ = now;
+    }
+    if (!in_recovery_ && reno_dup_bytes_ > 0) {
+      limited_transmit_bytes_ += length;
     }
     snd_nxt_ += length;
     fin_sent_ = fin;
@@ -402,7 +419,12 @@ void TcpSender::enter_recovery(Instant now) {
   if (!peer_.sack) {
     reno_dup_bytes_ = std::min<uint64_t>(uint64_t{dupacks_} * smss_, board_.outstanding_bytes());
   }
-  cc_->on_congestion_event(LossEvent{now, snd_nxt_ - snd_una_, bytes_in_flight()});
+  // RFC 5681 §3.2 step 2: segments sent by limited transmit are not part of
+  // the FlightSize that sets ssthresh.
+  const uint64_t flight = snd_nxt_ - snd_una_;
+  cc_->on_congestion_event(
+      LossEvent{now, flight - std::min(flight, limited_transmit_bytes_), bytes_in_flight()});
+  limited_transmit_bytes_ = 0;
   board_.mark_front_lost();
   retransmit_now_ = true;
 }
@@ -583,6 +605,19 @@ AckResult TcpSender::receive(const TcpSegment& segment, Instant now) {
       reno_dup_bytes_ = std::min(reno_dup_bytes_ + smss_, board_.outstanding_bytes());
     }
   } else {
+    if (!peer_.sack) {
+      if (result == AckResult::Advanced) {
+        reno_dup_bytes_ = 0;
+        limited_transmit_bytes_ = 0;
+      } else if (duplicate) {
+        // RFC 3042 limited transmit: each of the first DupThresh - 1
+        // duplicate ACKs lets one new segment out. (With SACK the sacked
+        // bytes leave pipe and do the same.)
+        reno_dup_bytes_ =
+            std::min<uint64_t>(uint64_t{std::min(dupacks_, SackScoreboard::kDupThresh - 1)} * smss_,
+                               board_.outstanding_bytes());
+      }
+    }
     const bool loss = peer_.sack ? (board_.has_lost() || dupacks_ >= SackScoreboard::kDupThresh)
                                  : dupacks_ >= SackScoreboard::kDupThresh;
     // RFC 6582 §3.2 step 2: not again for losses from before the last
@@ -636,6 +671,7 @@ void TcpSender::on_rto(Instant now, const Transmit& transmit) {
   in_recovery_ = false;
   dupacks_ = 0;
   reno_dup_bytes_ = 0;
+  limited_transmit_bytes_ = 0;
   recover_ = snd_nxt_;
   board_.mark_all_lost();
   rtt_.backoff();  // RFC 6298 §5.5

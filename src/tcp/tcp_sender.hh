@@ -190,7 +190,9 @@ class TcpSender {
   std::optional<Instant> keepalive_deadline() const;
   void fail(SenderFailure why);
   void maybe_trace(Instant now);
-  uint64_t pending_bytes() const;  // written by the app, not yet sent once
+  uint64_t pending_bytes() const;
+  bool segment_window_full() const;  // CongestionControl::max_segments_in_flight()  // written by
+                                     // the app, not yet sent once
   uint64_t fin_seqno() const { return 1 + outbound_.bytes_pushed(); }
 
   TcpConfig config_;
@@ -219,9 +221,10 @@ class TcpSender {
   bool in_recovery_ = false;
   uint64_t recover_ = 0;
   uint32_t dupacks_ = 0;
-  uint64_t reno_dup_bytes_ = 0;  // without SACK: bytes that duplicate ACKs say have left
-  bool retransmit_now_ = false;  // the next retransmission ignores cwnd
-  bool cwnd_limited_ = false;    // push() stopped at cwnd since the last ACK
+  uint64_t reno_dup_bytes_ = 0;          // without SACK: bytes that duplicate ACKs say have left
+  uint64_t limited_transmit_bytes_ = 0;  // sent by RFC 3042 limited transmit
+  bool retransmit_now_ = false;          // the next retransmission ignores cwnd
+  bool cwnd_limited_ = false;            // push() stopped at cwnd since the last ACK
   uint64_t delivered_ = 0;
 
   // Timers.

@@ -98,6 +98,11 @@ class CongestionControl {
   virtual uint64_t cwnd() const = 0;
   virtual uint64_t ssthresh() const = 0;
 
+  // A window counted in segments as well as bytes, for algorithms defined
+  // that way (FixedWindow: stop-and-wait must hold one segment, however
+  // small). nullopt: bytes only.
+  virtual std::optional<uint64_t> max_segments_in_flight() const { return std::nullopt; }
+
   // Bytes per second at which to pace, for model-based algorithms. The sender
   // ignores it today (TODO(#6): pacing).
   virtual std::optional<uint64_t> pacing_rate() const { return std::nullopt; }

@@ -25,6 +25,7 @@ class FixedWindow : public CongestionControl {
   void on_rto(const LossEvent& loss) override { (void)loss; }
   uint64_t cwnd() const override { return uint64_t{segments_} * smss_; }
   uint64_t ssthresh() const override { return cwnd(); }
+  std::optional<uint64_t> max_segments_in_flight() const override { return segments_; }
   uint32_t segments() const { return segments_; }
 
  private:

@@ -1,0 +1,916 @@
+#include "tcp/tcp_sender.hh"
+
+#include <gtest/gtest.h>
+
+#include "unit/tcp/sender_harness.hh"
+#include "util/random.hh"
+
+namespace tinytcp::tcp {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::SenderHarness;
+
+class TcpSenderTest : public SenderHarness {};
+
+// --- Handshake -------------------------------------------------------------
+
+TEST_F(TcpSenderTest, SendsSynWithOfferedOptionsFirst) {
+  make();
+  sender->outbound().push("hello");
+  sender->push(now, sink());
+  auto syn = expect_segment().syn().seqno(0).payload("");
+  EXPECT_EQ(syn.segment().options.mss, std::optional<uint16_t>(1460));
+  EXPECT_TRUE(syn.segment().options.sack_permitted);
+  EXPECT_TRUE(syn.segment().options.timestamps.has_value());
+  EXPECT_TRUE(sender->syn_sent());
+  EXPECT_FALSE(sender->syn_acked());
+  EXPECT_EQ(sender->sequence_numbers_in_flight(), 1u);
+  sender->push(now, sink());
+  expect_nothing_sent();  // no data before the SYN is acknowledged
+}
+
+TEST_F(TcpSenderTest, RetransmitsSynWithBackoff) {
+  make();
+  sender->push(now, sink());
+  expect_segment().syn();
+  tick(1s - 1ms);
+  expect_nothing_sent();
+  tick(1ms);
+  expect_segment().syn().seqno(0);
+  EXPECT_EQ(sender->consecutive_retransmissions(), 1u);
+  tick(2s - 1ms);  // RFC 6298 §5.5: doubled
+  expect_nothing_sent();
+  tick(1ms);
+  expect_segment().syn().seqno(0);
+  EXPECT_EQ(sender->consecutive_retransmissions(), 2u);
+  EXPECT_EQ(sender->stats().rto_expirations, 2u);
+  EXPECT_EQ(sender->next_deadline(), now + 4s);
+}
+
+TEST_F(TcpSenderTest, RtoIsAtLeastThreeSecondsAfterSynTimeout) {
+  make();
+  sender->push(now, sink());
+  tick(1s);
+  expect_segment().syn();
+  expect_segment().syn();
+  sender->set_peer_options(default_peer());
+  EXPECT_EQ(ack(1), AckResult::Advanced);  // ambiguous: Karn, no sample
+  EXPECT_EQ(rto(), 3s);                    // RFC 6298 §5.7
+}
+
+// --- Segmentation and windows ------------------------------------------------
+
+TEST_F(TcpSenderTest, SegmentsToPeerMss) {
+  config.nagle = false;
+  establish();
+  push_bytes(2500);
+  expect_segment().seqno(1).payload_size(1000);
+  expect_segment().seqno(1001).payload_size(1000);
+  expect_segment().seqno(2001).payload_size(500);
+  expect_nothing_sent();
+  EXPECT_EQ(sender->max_payload(), 1000u);
+}
+
+TEST_F(TcpSenderTest, TimestampsReducePayloadAndStampEverySegment) {
+  auto peer = default_peer();
+  peer.timestamps = true;
+  establish(peer);
+  EXPECT_EQ(sender->max_payload(), 988u);  // RFC 7323: 12 option bytes
+  push_bytes(988);
+  auto seg = expect_segment().payload_size(988);
+  ASSERT_TRUE(seg.segment().options.timestamps.has_value());
+  EXPECT_EQ(seg.segment().options.timestamps->value, sender->timestamp_value(now));
+}
+
+TEST_F(TcpSenderTest, PayloadBytesMatchTheStream) {
+  config.nagle = false;
+  establish();
+  push("hello world, this is tinytcp");
+  expect_segment().seqno(1).payload("hello world, this is tinytcp");
+}
+
+TEST_F(TcpSenderTest, FillsThePeerWindowOnly) {
+  establish(default_peer(), 2500);
+  push_bytes(5000);
+  expect_segment().seqno(1).payload_size(1000);
+  expect_segment().seqno(1001).payload_size(1000);
+  // 500 bytes of window left with 1000 outstanding: sender SWS avoidance waits
+  // (RFC 9293 §3.8.6.2.1), since 500 < max window / 2.
+  expect_nothing_sent();
+  ack(1001, 2500);
+  expect_segment().seqno(2001).payload_size(1000);
+  expect_nothing_sent();
+  ack(3001, 2500);
+  expect_segment().seqno(3001).payload_size(1000);
+  expect_segment().seqno(4001).payload_size(1000);
+  EXPECT_EQ(sender->sequence_numbers_in_flight(), 2000u);
+}
+
+TEST_F(TcpSenderTest, InitialWindowIsTenSegments) {
+  auto peer = default_peer();
+  peer.send_window_shift = 4;  // 1 MiB window
+  establish(peer);
+  push_bytes(20000);
+  EXPECT_EQ(drain(), 10u);  // RFC 6928
+  EXPECT_EQ(sender->state().cwnd, 10000u);
+  EXPECT_EQ(sender->bytes_in_flight(), 10000u);
+}
+
+TEST_F(TcpSenderTest, InitialWindowIsConfigurable) {
+  config.initial_window_segments = 3;
+  auto peer = default_peer();
+  peer.send_window_shift = 4;
+  establish(peer);
+  push_bytes(20000);
+  EXPECT_EQ(drain(), 3u);
+}
+
+TEST_F(TcpSenderTest, SlowStartGrowsOneSegmentPerAck) {
+  auto peer = default_peer();
+  peer.send_window_shift = 4;
+  establish(peer);
+  push_bytes(50000);
+  EXPECT_EQ(drain(), 10u);
+  ack(1001, 4096);
+  EXPECT_EQ(sender->state().cwnd, 11000u);
+  EXPECT_EQ(drain(), 2u);  // one for the acked segment, one for the growth
+}
+
+TEST_F(TcpSenderTest, ScalesThePeerWindow) {
+  auto peer = default_peer();
+  peer.send_window_shift = 2;
+  establish(peer, 1000);  // the SYN-ACK's window is never scaled
+  push_bytes(3000);
+  EXPECT_EQ(drain(), 1u);
+  ack(1001, 1000);  // 4000 bytes now
+  EXPECT_EQ(drain(), 2u);
+}
+
+// --- Nagle ----------------------------------------------------------------
+
+TEST_F(TcpSenderTest, NagleHoldsSmallSegmentWhileDataIsUnacknowledged) {
+  establish();
+  push("a");
+  expect_segment().seqno(1).payload("a");  // nothing outstanding: goes now
+  push("b");
+  push("c");
+  expect_nothing_sent();
+  ack(2);
+  expect_segment().seqno(2).payload("bc");
+}
+
+TEST_F(TcpSenderTest, NoDelaySendsSmallSegmentsAtOnce) {
+  config.nagle = false;
+  establish();
+  push("a");
+  push("b");
+  expect_segment().seqno(1).payload("a");
+  expect_segment().seqno(2).payload("b");
+}
+
+TEST_F(TcpSenderTest, NagleCanBeSwitchedOffAtRunTime) {
+  establish();
+  push("a");
+  push("b");
+  expect_segment().payload("a");
+  expect_nothing_sent();
+  sender->set_nagle(false);
+  push("c");
+  expect_segment().seqno(2).payload("bc");
+}
+
+TEST_F(TcpSenderTest, NagleSendsFullSegments) {
+  establish();
+  push("a");
+  expect_segment().payload("a");
+  push_bytes(1500);
+  expect_segment().seqno(2).payload_size(1000);
+  expect_nothing_sent();  // the 500-byte tail waits
+}
+
+// --- FIN ------------------------------------------------------------------
+
+TEST_F(TcpSenderTest, FinRidesOnTheLastDataSegment) {
+  establish();
+  push("hello");
+  expect_segment().seqno(1).payload("hello").fin(false);
+  push(" world");
+  close();  // closing pushes the small tail despite Nagle
+  expect_segment().seqno(6).payload(" world").fin();
+  EXPECT_TRUE(sender->fin_sent());
+  EXPECT_FALSE(sender->fin_acked());
+  ack(13);
+  EXPECT_TRUE(sender->fin_acked());
+  EXPECT_FALSE(sender->next_deadline().has_value());
+}
+
+TEST_F(TcpSenderTest, FinAloneTakesOneSequenceNumber) {
+  establish();
+  close();
+  expect_segment().seqno(1).payload("").fin();
+  EXPECT_EQ(sender->sequence_numbers_in_flight(), 1u);
+  tick(rto());
+  expect_segment().seqno(1).fin();  // retransmitted like data
+  ack(2);
+  EXPECT_TRUE(sender->fin_acked());
+  EXPECT_EQ(sender->outbound().bytes_buffered(), 0u);
+}
+
+TEST_F(TcpSenderTest, FinWaitsForWindowSpace) {
+  establish(default_peer(), 5);
+  push("hello");
+  close();
+  expect_segment().payload("hello").fin(false);
+  ack(6, 1);
+  expect_segment().seqno(6).fin();
+}
+
+// --- Retransmission timer ----------------------------------------------------
+
+TEST_F(TcpSenderTest, RetransmitsOnTimeoutAndBacksOff) {
+  establish();
+  const Duration first = rto();
+  push("hello");
+  expect_segment().seqno(1).payload("hello");
+  tick(first - 1ms);
+  expect_nothing_sent();
+  tick(1ms);
+  expect_segment().seqno(1).payload("hello");
+  EXPECT_EQ(rto(), 2 * first);
+  tick(2 * first - 1ms);
+  expect_nothing_sent();
+  tick(1ms);
+  expect_segment().seqno(1).payload("hello");
+  EXPECT_EQ(sender->stats().retransmitted_segments, 2u);
+  EXPECT_EQ(sender->stats().retransmitted_bytes, 10u);
+  ack(6);
+  EXPECT_EQ(sender->consecutive_retransmissions(), 0u);
+  EXPECT_FALSE(sender->next_deadline().has_value());
+}
+
+TEST_F(TcpSenderTest, KarnsRuleTakesNoSampleFromRetransmittedSegments) {
+  establish();
+  now += 100ms;
+  push("a");
+  expect_segment();
+  now += 50ms;
+  ack(2);  // a clean 50 ms sample
+  const Duration srtt = sender->state().srtt;
+  push("b");
+  expect_segment();
+  const Duration before = rto();
+  tick(before);
+  expect_segment().payload("b");
+  now += 5ms;
+  ack(3);  // ambiguous
+  EXPECT_EQ(sender->state().srtt, srtt);
+  EXPECT_EQ(rto(), 2 * before) << "the backed-off RTO is kept until a new sample (§5.7)";
+}
+
+TEST_F(TcpSenderTest, TimestampsGiveSamplesEvenForRetransmissions) {
+  auto peer = default_peer();
+  peer.timestamps = true;
+  establish(peer);
+  push("a");
+  expect_segment();
+  tick(rto());
+  auto retx = expect_segment();
+  const uint32_t tsval = retx.segment().options.timestamps->value;
+  now += 30ms;
+  ack(2, 65535, {}, tsval);
+  EXPECT_EQ(sender->state().srtt, sender->state().srtt);  // defined
+  EXPECT_EQ(rto(), 200ms);  // a sample was taken: backoff cleared, floor 200 ms
+}
+
+TEST_F(TcpSenderTest, RtoHasAConfigurableFloor) {
+  config.rto_min = 50ms;
+  establish();  // a 0 ms sample from the SYN
+  EXPECT_EQ(rto(), 50ms);
+}
+
+TEST_F(TcpSenderTest, RtoIsCappedAtTheMaximum) {
+  config.rto_max = 5s;
+  config.max_retransmissions = 100;
+  establish();
+  push("a");
+  for (int i = 0; i < 10; ++i) {
+    tick(rto());
+  }
+  EXPECT_EQ(rto(), 5s);
+}
+
+TEST_F(TcpSenderTest, GivesUpAfterMaxConsecutiveRetransmissions) {
+  config.max_retransmissions = 3;
+  establish();
+  push("a");
+  expect_segment();
+  for (int i = 0; i < 3; ++i) {
+    tick(rto());
+    expect_segment().payload("a");
+  }
+  EXPECT_FALSE(sender->failure().has_value());
+  tick(rto());
+  expect_nothing_sent();
+  ASSERT_TRUE(sender->failure().has_value());
+  EXPECT_EQ(*sender->failure(), SenderFailure::MaxRetransmissions);
+  EXPECT_FALSE(sender->next_deadline().has_value());
+  push("b");
+  expect_nothing_sent();
+}
+
+TEST_F(TcpSenderTest, GivesUpAfterTheUserTimeout) {
+  config.user_timeout = 1500ms;
+  establish();
+  push("a");
+  expect_segment();
+  tick(rto());  // 200 ms
+  tick(rto());  // 400 ms later
+  tick(rto());  // 800 ms later: 1400 ms in all
+  EXPECT_FALSE(sender->failure().has_value());
+  EXPECT_EQ(sender->next_deadline(), Instant{} + 1500ms);
+  tick(100ms);
+  ASSERT_TRUE(sender->failure().has_value());
+  EXPECT_EQ(*sender->failure(), SenderFailure::UserTimeout);
+  EXPECT_EQ(to_string(*sender->failure()), "user timeout");
+}
+
+TEST_F(TcpSenderTest, UserTimeoutRestartsWhenDataIsAcknowledged) {
+  config.user_timeout = 1s;
+  establish();
+  push("a");
+  tick(900ms);
+  ack(2);
+  push("b");
+  tick(900ms);
+  EXPECT_FALSE(sender->failure().has_value());
+}
+
+// --- Zero window -----------------------------------------------------------
+
+TEST_F(TcpSenderTest, ProbesAZeroWindowWithBackoff) {
+  establish(default_peer(), 0);
+  push("abc");
+  expect_nothing_sent();
+  const Duration interval = rto();
+  ASSERT_EQ(sender->next_deadline(), now + interval);
+  tick(interval - 1ms);
+  expect_nothing_sent();
+  tick(1ms);
+  expect_segment().seqno(1).payload("a");  // RFC 9293 §3.8.6.1: one octet
+  ack(1, 0);                               // still shut
+  expect_nothing_sent();
+  tick(2 * interval - 1ms);
+  expect_nothing_sent();
+  tick(1ms);
+  expect_segment().seqno(1).payload("a");
+  EXPECT_EQ(sender->stats().zero_window_probes, 2u);
+  EXPECT_EQ(sender->stats().duplicate_acks, 0u) << "probe answers are not duplicate ACKs";
+  ack(2, 100);  // the probe byte was taken and the window opened
+  expect_segment().seqno(2).payload("bc");
+}
+
+TEST_F(TcpSenderTest, ZeroWindowProbingContinuesWhileThePeerAnswers) {
+  config.max_retransmissions = 2;
+  establish(default_peer(), 0);
+  push("abc");
+  for (int i = 0; i < 6; ++i) {
+    tick(*sender->next_deadline() - now);
+    ack(1, 0);
+  }
+  EXPECT_FALSE(sender->failure().has_value());
+  EXPECT_EQ(sender->stats().zero_window_probes, 6u);
+}
+
+TEST_F(TcpSenderTest, UnansweredZeroWindowProbesGiveUp) {
+  config.max_retransmissions = 2;
+  establish(default_peer(), 0);
+  push("abc");
+  for (int i = 0; i < 3; ++i) {
+    tick(*sender->next_deadline() - now);
+  }
+  ASSERT_TRUE(sender->failure().has_value());
+  EXPECT_EQ(*sender->failure(), SenderFailure::MaxRetransmissions);
+}
+
+TEST_F(TcpSenderTest, WindowThatClosesWithDataInFlightIsProbed) {
+  establish();
+  push("hello");
+  expect_segment();
+  ack(1, 0);  // nothing acknowledged, window shut
+  tick(*sender->next_deadline() - now);
+  expect_segment().seqno(1).payload("hello");
+  EXPECT_EQ(sender->stats().zero_window_probes, 1u);
+  EXPECT_EQ(sender->stats().rto_expirations, 0u);
+}
+
+// --- Fast retransmit and recovery ---------------------------------------------
+
+class RecoveryTest : public TcpSenderTest {
+ protected:
+  void start(const char* cc, bool sack, size_t bytes = 30000) {
+    config.congestion_control = cc;
+    auto peer = default_peer();
+    peer.send_window_shift = 4;
+    peer.sack = sack;
+    establish(peer);
+    ack(1, 4096);  // window update to 64 KiB
+    push_bytes(bytes);
+    ASSERT_EQ(drain(), 10u);  // segments at 1, 1001, ..., 9001
+  }
+};
+
+TEST_F(RecoveryTest, FastRetransmitOnThreeDuplicateAcks) {
+  start("reno", false);
+  ack(1001, 4096);  // segment 1001 lost; this ACK opens 2 more (slow start)
+  ASSERT_EQ(drain(), 2u);
+  ack(1001, 4096);
+  expect_segment().seqno(12001);  // RFC 3042 limited transmit
+  expect_nothing_sent();
+  ack(1001, 4096);
+  expect_segment().seqno(13001);
+  expect_nothing_sent();
+  EXPECT_EQ(sender->stats().duplicate_acks, 2u);
+  EXPECT_FALSE(sender->in_recovery());
+  ack(1001, 4096);
+  expect_segment().seqno(1001).payload_size(1000);  // RFC 5681 §3.2 step 2
+  expect_nothing_sent();
+  EXPECT_EQ(sender->stats().fast_retransmits, 1u);
+  EXPECT_TRUE(sender->in_recovery());
+  // FlightSize 11000 (the limited-transmit segments excluded): ssthresh =
+  // 5500, cwnd = ssthresh (duplicate ACKs are counted in pipe instead).
+  EXPECT_EQ(sender->state().ssthresh, 5500u);
+  EXPECT_EQ(sender->state().cwnd, 5500u);
+}
+
+TEST_F(RecoveryTest, DuplicateAcksWithDataOrWindowChangeDoNotCount) {
+  start("reno", false);
+  TcpSegment with_data;
+  with_data.ack = true;
+  with_data.seqno = kPeerSeq;
+  with_data.ackno = Wrap32::wrap(1, kIsn);
+  with_data.window = 4096;
+  with_data.payload = "x";
+  for (int i = 0; i < 3; ++i) {
+    receive(with_data);
+  }
+  ack(1, 4000);
+  ack(1, 4001);
+  EXPECT_EQ(sender->stats().duplicate_acks, 0u);
+  EXPECT_EQ(sender->stats().fast_retransmits, 0u);
+}
+
+TEST_F(RecoveryTest, FurtherDuplicateAcksReleaseNewData) {
+  start("reno", false);
+  ack(1, 4096);
+  expect_segment().seqno(10001);  // RFC 3042
+  ack(1, 4096);
+  expect_segment().seqno(11001);
+  ack(1, 4096);
+  expect_segment().seqno(1);
+  expect_nothing_sent();
+  EXPECT_EQ(sender->state().cwnd, 5000u);
+  // Pipe after n duplicate ACKs: 12000 outstanding, n * 1000 gone, the lost
+  // segment replaced by its retransmission. RFC 5681's inflated window
+  // (ssthresh + n * SMSS against FlightSize) allows exactly the same.
+  for (int n = 4; n <= 7; ++n) {
+    ack(1, 4096);
+    expect_nothing_sent();  // pipe 8000 .. 5000
+  }
+  ack(1, 4096);
+  expect_segment().seqno(12001);  // pipe 4000 -> 5000
+  expect_nothing_sent();
+  ack(1, 4096);
+  expect_segment().seqno(13001);
+  expect_nothing_sent();
+}
+
+TEST_F(RecoveryTest, NewRenoPartialAckRetransmitsTheNextHole) {
+  start("newreno", false);  // segments 1 and 3001 lost
+  for (int i = 0; i < 3; ++i) {
+    ack(1, 4096);
+  }
+  EXPECT_EQ(sender->stats().fast_retransmits, 1u);
+  drain();
+  // The recovery point is 12001 (two limited-transmit segments went out).
+  ack(3001, 4096);                                  // partial ACK
+  expect_segment().seqno(3001).payload_size(1000);  // RFC 6582 §3.2 step 3
+  EXPECT_TRUE(sender->in_recovery());
+  drain();
+  ack(11001, 4096);
+  EXPECT_TRUE(sender->in_recovery());
+  drain();
+  ack(12001, 4096);  // full ACK
+  EXPECT_FALSE(sender->in_recovery());
+  EXPECT_EQ(sender->state().cwnd, sender->state().ssthresh);
+}
+
+TEST_F(RecoveryTest, RenoPartialAckLeavesRecovery) {
+  start("reno", false);
+  for (int i = 0; i < 3; ++i) {
+    ack(1, 4096);
+  }
+  EXPECT_EQ(sender->stats().fast_retransmits, 1u);
+  drain();
+  ack(3001, 4096);
+  EXPECT_FALSE(sender->in_recovery());
+  for (size_t i = 0; i < sent.size(); ++i) {
+    EXPECT_NE(sent[i].seqno, Wrap32::wrap(3001, kIsn)) << "Reno does not retransmit the hole";
+  }
+}
+
+TEST_F(RecoveryTest, NoSecondReductionForLossesOfTheSameWindow) {
+  start("newreno", false);
+  for (int i = 0; i < 3; ++i) {
+    ack(1, 4096);
+  }
+  const uint64_t ssthresh = sender->state().ssthresh;
+  for (int i = 0; i < 10; ++i) {
+    ack(1, 4096);
+  }
+  EXPECT_EQ(sender->stats().fast_retransmits, 1u);
+  EXPECT_EQ(sender->state().ssthresh, ssthresh);
+}
+
+TEST_F(RecoveryTest, SackRecoveryRetransmitsOnlyTheHoles) {
+  start("newreno", true, 10000);  // no new data: only recovery sends
+  // Lost: 1001 and 4001. The rest arrives and is SACKed.
+  ack(1001, 4096, {{2001, 4001}});
+  EXPECT_FALSE(sender->in_recovery())
+      << "RFC 6675 IsLost(1001): 2 sacked segments, 2000 bytes = (DupThresh - 1) * SMSS: no";
+  ack(1001, 4096, {{2001, 4001}, {5001, 6001}});
+  ASSERT_TRUE(sender->in_recovery()) << "3 sacked segments above 1001";
+  expect_segment().seqno(1001).payload_size(1000);
+  expect_nothing_sent();
+  // FlightSize 9000: cwnd = ssthresh = 4500. Pipe = 9000 - 3000 sacked -
+  // 1000 lost + 1000 retransmitted = 6000.
+  EXPECT_EQ(sender->state().cwnd, 4500u);
+  EXPECT_EQ(sender->bytes_in_flight(), 6000u);
+  ack(1001, 4096, {{2001, 4001}, {5001, 8001}});
+  // 4001 is lost now (3 sacked above): pipe = 9000 - 5000 - 2000 + 1000 =
+  // 3000, so NextSeg rule (1) sends the hole.
+  expect_segment().seqno(4001).payload_size(1000);
+  expect_nothing_sent();
+  EXPECT_EQ(sender->bytes_in_flight(), 4000u);
+  EXPECT_EQ(sender->stats().sack_recovered_segments, 2u);
+  EXPECT_EQ(sender->stats().fast_retransmits, 1u);
+  ack(4001, 4096, {{5001, 10001}});  // 1001's retransmission arrived: partial ACK
+  EXPECT_TRUE(sender->in_recovery());
+  expect_nothing_sent();
+  ack(10001, 4096);  // the recovery point
+  EXPECT_FALSE(sender->in_recovery());
+  EXPECT_EQ(sender->stats().retransmitted_segments, 2u) << "sacked segments never resent";
+}
+
+TEST_F(RecoveryTest, SackPipeCountsOnlyWhatIsInTheNetwork) {
+  start("newreno", true);
+  ack(1001, 0, {{2001, 6001}});  // window 0: nothing new may be sent
+  // outstanding 9000, sacked 4000, lost 1000 (1001: 4 sacked above), retransmitted 0.
+  EXPECT_EQ(sender->bytes_in_flight(), 4000u);
+  EXPECT_EQ(sender->stats().input_errors[SenderInputError::SackBlockOutOfWindow], 0u);
+}
+
+TEST_F(RecoveryTest, SackCanBeSwitchedOff) {
+  config.sack = false;
+  start("newreno", true);  // the peer offered SACK, our switch says no
+  ack(1001, 4096, {{2001, 6001}});
+  EXPECT_EQ(sender->stats().input_errors[SenderInputError::SackNotNegotiated], 1u);
+  EXPECT_FALSE(sender->in_recovery());
+}
+
+TEST_F(RecoveryTest, TimeoutEndsRecoveryAndGoesBackN) {
+  start("newreno", false);
+  tick(rto());
+  expect_segment().seqno(1);
+  EXPECT_EQ(sender->state().cwnd, 1000u);  // RFC 5681 §3.1 loss window
+  EXPECT_EQ(sender->state().ssthresh, 5000u);
+  expect_nothing_sent();
+  ack(1001, 4096);  // cwnd 2000: the next two lost segments go again
+  expect_segment().seqno(1001);
+  expect_segment().seqno(2001);
+  expect_nothing_sent();
+  EXPECT_EQ(sender->stats().rto_expirations, 1u);
+  EXPECT_EQ(sender->stats().retransmitted_segments, 3u);
+}
+
+// --- Congestion control choices ----------------------------------------------
+
+TEST_F(TcpSenderTest, FixedWindowNeverExceedsNSegments) {
+  config.congestion_control = "fixed:3";
+  auto peer = default_peer();
+  peer.send_window_shift = 4;
+  establish(peer);
+  push_bytes(30000);
+  EXPECT_EQ(drain(), 3u);
+  for (uint64_t acked = 1001; acked <= 20001; acked += 1000) {
+    ack(acked, 4096);
+    EXPECT_LE(sender->sequence_numbers_in_flight(), 3000u);
+    EXPECT_EQ(sender->state().cwnd, 3000u);
+  }
+  tick(rto());  // no congestion response either
+  EXPECT_EQ(sender->state().cwnd, 3000u);
+}
+
+TEST_F(TcpSenderTest, StopAndWaitIsFixedOne) {
+  // The window is N * SMSS bytes: full-size segments go one at a time.
+  config.congestion_control = "fixed:1";
+  establish();
+  push_bytes(1000, 'a');
+  push_bytes(1000, 'b');
+  expect_segment().payload(std::string(1000, 'a'));
+  expect_nothing_sent();
+  ack(1001);
+  expect_segment().payload(std::string(1000, 'b'));
+  expect_nothing_sent();
+}
+
+TEST_F(TcpSenderTest, StopAndWaitHoldsOneSegmentHoweverSmall) {
+  config.congestion_control = "fixed:1";
+  config.nagle = false;
+  establish();
+  push("abc");
+  push("def");
+  expect_segment().payload("abc");
+  expect_nothing_sent();
+  ack(4);
+  expect_segment().payload("def");
+  tick(rto());
+  expect_segment().payload("def");  // retransmission, still one segment
+  expect_nothing_sent();
+}
+
+TEST_F(TcpSenderTest, FixedWindowCountsSegments) {
+  config.congestion_control = "fixed:2";
+  config.nagle = false;
+  establish();
+  for (const char* p : {"a", "b", "c"}) {
+    push(p);
+  }
+  expect_segment().payload("a");
+  expect_segment().payload("b");
+  expect_nothing_sent();
+  ack(2);
+  expect_segment().payload("c");
+}
+
+TEST_F(TcpSenderTest, UnknownCongestionControlFallsBackToRenoAndSaysWhy) {
+  config.congestion_control = "vegas";
+  make();
+  ASSERT_TRUE(sender->congestion_control_error().has_value());
+  EXPECT_NE(sender->congestion_control_error()->find("vegas"), std::string::npos);
+  EXPECT_EQ(sender->congestion_control().name(), "reno");
+}
+
+// --- Unacceptable ACKs -------------------------------------------------------
+
+TEST_F(TcpSenderTest, ClassifiesEveryAck) {
+  establish(default_peer(), 1000);  // MAX.SND.WND = 1000
+  push_bytes(1000);
+  ack(1001, 1000);
+  push_bytes(1000);
+  ack(2001, 1000);
+  push_bytes(1000);
+  drain();  // 2001..3001 outstanding
+  TcpSegment no_ack;
+  EXPECT_EQ(receive(no_ack), AckResult::NoAck);
+  EXPECT_EQ(ack(5000, 1000), AckResult::Unsent);
+  EXPECT_EQ(ack(2001, 1000), AckResult::Duplicate);
+  EXPECT_EQ(ack(1500, 1000), AckResult::Old);     // within MAX.SND.WND below SND.UNA
+  EXPECT_EQ(ack(1000, 1000), AckResult::TooOld);  // RFC 5961 §5.2
+  EXPECT_EQ(ack(3001, 1000), AckResult::Advanced);
+  const auto& s = sender->stats();
+  EXPECT_EQ(s.ack_count(AckResult::NoAck), 1u);
+  EXPECT_EQ(s.ack_count(AckResult::Unsent), 1u);
+  EXPECT_EQ(s.ack_count(AckResult::Duplicate), 1u);
+  EXPECT_EQ(s.ack_count(AckResult::Old), 1u);
+  EXPECT_EQ(s.ack_count(AckResult::TooOld), 1u);
+  EXPECT_EQ(s.ack_count(AckResult::Advanced), 4u);  // SYN-ACK, 1001, 2001, 3001
+  EXPECT_EQ(sender->oldest_unacked(), Wrap32::wrap(3001, kIsn));
+}
+
+TEST_F(TcpSenderTest, AckBeyondSndNxtChangesNothing) {
+  establish();
+  push("abc");
+  drain();
+  EXPECT_EQ(ack(100, 0), AckResult::Unsent);
+  EXPECT_EQ(sender->oldest_unacked(), Wrap32::wrap(1, kIsn));
+  tick(rto());
+  expect_segment().payload("abc");  // the window was not taken from it
+}
+
+TEST_F(TcpSenderTest, AckBeforeTheSynIsSentIsUnsent) {
+  make();
+  EXPECT_EQ(ack(0), AckResult::Unsent);
+}
+
+TEST_F(TcpSenderTest, NonsenseSackBlocksAreCountedAndIgnored) {
+  auto peer = default_peer();
+  peer.sack = true;
+  establish(peer);
+  push_bytes(5000);
+  drain();
+  ack(1001, 65535, {{3001, 2001}});  // inverted
+  ack(1001, 65535, {{4001, 9001}});  // beyond SND.NXT
+  ack(1001, 65535, {{501, 2001}});   // straddles SND.UNA
+  ack(1001, 65535, {{201, 501}});    // D-SACK (RFC 2883), not an error
+  const auto& e = sender->stats().input_errors;
+  EXPECT_EQ(e[SenderInputError::SackBlockInverted], 1u);
+  EXPECT_EQ(e[SenderInputError::SackBlockOutOfWindow], 2u);
+  EXPECT_EQ(sender->stats().dsack_blocks, 1u);
+  EXPECT_EQ(sender->bytes_in_flight(), 4000u) << "nothing was sacked";
+  EXPECT_EQ(to_string(SenderInputError::SackBlockInverted), "SACK block with left >= right");
+}
+
+TEST_F(TcpSenderTest, ShrunkWindowIsCountedAndHonoured) {
+  config.nagle = false;
+  establish(default_peer(), 3000);
+  push_bytes(1000);
+  drain();
+  ack(1, 500);  // right edge moved from 3001 to 501
+  EXPECT_EQ(sender->stats().input_errors[SenderInputError::WindowShrunk], 1u);
+  push_bytes(100);
+  expect_nothing_sent();
+}
+
+TEST_F(TcpSenderTest, OldWindowUpdatesAreIgnored) {
+  config.nagle = false;
+  establish(default_peer(), 1000);
+  push_bytes(3000);
+  drain();
+  TcpSegment newer;
+  newer.ack = true;
+  newer.seqno = kPeerSeq + 10;
+  newer.ackno = Wrap32::wrap(1001, kIsn);
+  newer.window = 0;
+  receive(newer);
+  TcpSegment older = newer;  // reordered: an earlier segment with a big window
+  older.seqno = kPeerSeq;
+  older.window = 5000;
+  receive(older);
+  expect_nothing_sent();  // RFC 9293 §3.10.7.4: SND.WL1 rule
+}
+
+TEST_F(TcpSenderTest, TimestampEchoFromTheFutureIsCounted) {
+  auto peer = default_peer();
+  peer.timestamps = true;
+  establish(peer);
+  push("a");
+  drain();
+  ack(2, 65535, {}, sender->timestamp_value(now) + 1000);
+  EXPECT_EQ(sender->stats().input_errors[SenderInputError::TimestampEchoInFuture], 1u);
+}
+
+TEST_F(TcpSenderTest, NonsensePeerOptionsAreClamped) {
+  make();
+  PeerOptions p;
+  p.mss = 1;
+  p.send_window_shift = 30;
+  sender->set_peer_options(p);
+  EXPECT_EQ(sender->stats().input_errors[SenderInputError::WindowScaleTooLarge], 1u);
+  EXPECT_EQ(sender->stats().input_errors[SenderInputError::PeerMssTooSmall], 1u);
+  EXPECT_EQ(sender->max_payload(), 64u);
+}
+
+// --- Keepalive -----------------------------------------------------------------
+
+TEST_F(TcpSenderTest, NoKeepaliveByDefault) {
+  establish();
+  EXPECT_FALSE(sender->next_deadline().has_value());
+  tick(3h);
+  expect_nothing_sent();
+}
+
+TEST_F(TcpSenderTest, KeepaliveProbesAnIdleConnection) {
+  config.keepalive = true;
+  config.keepalive_idle = 10s;
+  config.keepalive_interval = 2s;
+  config.keepalive_probes = 3;
+  establish();
+  push("hi");
+  ack(3);
+  drain();
+  tick(10s - 1ms);
+  expect_nothing_sent();
+  tick(1ms);
+  expect_segment().seqno(2).payload("");  // RFC 1122 §4.2.3.6: SND.NXT - 1
+  ack(3);                                 // answered: idle again
+  tick(10s);
+  expect_segment().seqno(2);
+  tick(2s);
+  expect_segment().seqno(2);
+  tick(2s);
+  expect_segment().seqno(2);
+  EXPECT_FALSE(sender->failure().has_value());
+  tick(2s);
+  ASSERT_TRUE(sender->failure().has_value());
+  EXPECT_EQ(*sender->failure(), SenderFailure::KeepaliveTimeout);
+  EXPECT_EQ(sender->stats().keepalive_probes, 4u);
+}
+
+// --- Trace -----------------------------------------------------------------
+
+TEST_F(TcpSenderTest, TraceFiresOnEveryCwndOrRttChange) {
+  auto peer = default_peer();
+  peer.send_window_shift = 4;
+  make();
+  std::vector<SenderState> trace;
+  sender->set_trace([&](Instant, const SenderState& s) { trace.push_back(s); });
+  sender->push(now, sink());
+  sender->set_peer_options(peer);  // cwnd from 10 * 536 to 10 * 1000: not an event yet
+  now += 10ms;
+  TcpSegment syn_ack;
+  syn_ack.syn = true;
+  syn_ack.ack = true;
+  syn_ack.seqno = kPeerSeq - 1;
+  syn_ack.ackno = Wrap32::wrap(1, kIsn);
+  syn_ack.window = 65535;
+  receive(syn_ack);
+  ASSERT_FALSE(trace.empty());
+  EXPECT_EQ(trace.back().srtt, 10ms);
+  const size_t n = trace.size();
+  push_bytes(10000);
+  now += 10ms;
+  ack(1001, 4096);
+  ASSERT_GT(trace.size(), n);
+  EXPECT_EQ(trace.back().cwnd, 11000u);
+  const size_t m = trace.size();
+  ack(1001, 4096);  // a duplicate changes neither
+  EXPECT_EQ(trace.size(), m);
+}
+
+// --- Buffers ------------------------------------------------------------------
+
+TEST_F(TcpSenderTest, SegmentCrossingTheRingWrapPointIsIntact) {
+  config.send_buffer_bytes = 2500;
+  config.nagle = false;
+  establish();
+  push(std::string(2000, 'a'));
+  drain();
+  ack(2001);  // stream popped 2000: the ring's read position is at 2000 of 2500
+  std::string data;
+  for (int i = 0; i < 1000; ++i) {
+    data.push_back(static_cast<char>('A' + i % 26));
+  }
+  push(data);
+  expect_segment().seqno(2001).payload(data);
+}
+
+TEST_F(TcpSenderTest, AcknowledgedBytesLeaveTheSendBuffer) {
+  config.send_buffer_bytes = 4000;
+  establish();
+  push_bytes(4000);
+  EXPECT_EQ(sender->outbound().available_capacity(), 0u);
+  ack(2001);
+  EXPECT_EQ(sender->outbound().available_capacity(), 2000u);
+}
+
+// --- Property: arbitrary ACKs never break the sender's invariants ----------------
+
+TEST_F(TcpSenderTest, RandomAcksKeepInvariants) {
+  const uint64_t seed = seed_from_env("TINYTCP_SEED", 0x7cb5e4d);
+  SCOPED_TRACE(::testing::Message() << "TINYTCP_SEED=" << seed);
+  Rng rng(seed);
+  for (int run = 0; run < 20; ++run) {
+    config.congestion_control = run % 3 == 0 ? "cubic" : (run % 3 == 1 ? "reno" : "newreno");
+    auto peer = default_peer();
+    peer.sack = run % 2 == 0;
+    peer.send_window_shift = static_cast<uint8_t>(rng.uniform(0, 14));
+    establish(peer);
+    uint64_t acked = 1;
+    for (int step = 0; step < 300; ++step) {
+      if (rng.chance(0.3)) {
+        push_bytes(rng.uniform(1, 5000));
+      }
+      const uint64_t nxt = sender->next_seqno().raw() - kIsn.raw();
+      uint64_t a = acked;
+      if (rng.chance(0.5) && nxt > acked) {
+        a = rng.uniform(acked, nxt);
+      } else if (rng.chance(0.2)) {
+        a = rng.next();
+      }
+      std::vector<std::pair<uint64_t, uint64_t>> blocks;
+      for (uint64_t b = rng.uniform(0, 4); b > 0; --b) {
+        const uint64_t l = rng.chance(0.8) ? rng.uniform(acked, nxt + 10) : rng.next();
+        blocks.emplace_back(l, l + rng.uniform(0, 3000));
+      }
+      const AckResult r = ack(a, static_cast<uint16_t>(rng.uniform(0, 65535)), blocks);
+      if (r == AckResult::Advanced) {
+        acked = a;
+      }
+      if (rng.chance(0.2)) {
+        tick(std::chrono::milliseconds(rng.uniform(0, 2000)));
+      }
+      drain();
+      ASSERT_LE(sender->bytes_in_flight(), sender->sequence_numbers_in_flight());
+      ASSERT_EQ(sender->oldest_unacked(), Wrap32::wrap(acked, kIsn));
+      ASSERT_GE(sender->state().cwnd, 1u);
+      ASSERT_LE(sender->outbound().bytes_buffered(), config.send_buffer_bytes);
+      if (sender->failure()) {
+        break;
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace tinytcp::tcp
