@@ -453,6 +453,23 @@ TEST_F(TcpConnectionTest, ZeroWindowStillTakesAcksAtRcvNxt) {
   EXPECT_EQ(expect_segment().ackno, kPeerIsn + 1001);
 }
 
+TEST_F(TcpConnectionTest, ReadingAFullBufferMakesATickDueAtOnce) {
+  config_.receive_buffer_bytes = 4000;
+  config_.window_scale = false;
+  make();
+  establish_active();
+  deliver(peer(0, std::string(4000, 'a')));
+  advance(milliseconds(40));
+  EXPECT_EQ(expect_segment().window, 0);
+  EXPECT_FALSE(conn_->next_deadline());
+  conn_->inbound().pop(2000);
+  ASSERT_TRUE(conn_->next_deadline());
+  EXPECT_LE(*conn_->next_deadline(), now_);
+  conn_->tick(now_);
+  EXPECT_EQ(expect_segment().window, 2000);  // the window update
+  EXPECT_FALSE(conn_->next_deadline());
+}
+
 TEST_F(TcpConnectionTest, EveryNameIsKnown) {
   for (size_t i = 0; i < static_cast<size_t>(TcpState::kCount); ++i) {
     EXPECT_STRNE(to_string(static_cast<TcpState>(i)), "unknown");
