@@ -461,6 +461,11 @@ std::optional<Instant> TcpConnection::next_deadline() const {
   if (state_ == TcpState::TimeWait) {
     return time_wait_deadline_;
   }
+  if (synchronized() && receiver_.ack_due_now()) {
+    // E.g. the application read and the window opened: tick() at once. Any
+    // past instant will do; the origin is the earliest there is.
+    return Instant{};
+  }
   std::optional<Instant> next = sender_.next_deadline();
   if (const auto ack = receiver_.next_deadline(); ack && (!next || *ack < *next)) {
     next = ack;

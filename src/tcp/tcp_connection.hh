@@ -125,6 +125,8 @@ class TcpConnection {
   // Timers (retransmission, delayed ACK, TIME-WAIT), then sends what the
   // application wrote and any ACK or window update due.
   void tick(Instant now);
+  // When tick() is next needed. After the application reads enough to open
+  // the window, this is in the past (Instant{}): tick() at once.
   std::optional<Instant> next_deadline() const;
 
   // The application's two streams.

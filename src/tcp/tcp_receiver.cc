@@ -324,12 +324,14 @@ bool TcpReceiver::window_update_due() const {
   // The window has opened by min(MSS, RCV.BUFF / 2) (RFC 1122 §4.2.3.3) and
   // the peer holds at most half a buffer of window: tell it now rather than
   // wait for its zero-window probe.
+  // Measured against what fill() would advertise now, so the largest window
+  // the field can carry (65535 unscaled) is taken into account.
   const uint64_t buffer = config_.receive_buffer_bytes;
+  const uint64_t max_window = std::min(buffer, kMaxWindowField << shift());
   const uint64_t n = first_unassembled();
-  const uint64_t real_edge = stream_.bytes_popped() + buffer;
   const uint64_t threshold = std::min<uint64_t>(buffer / 2, config_.mss);
   const uint64_t remaining = advertised_edge_ > n ? advertised_edge_ - n : 0;
-  return real_edge >= advertised_edge_ + threshold && remaining <= buffer / 2;
+  return next_right_edge() >= advertised_edge_ + threshold && remaining <= max_window / 2;
 }
 
 bool TcpReceiver::ack_due(Instant now) const {

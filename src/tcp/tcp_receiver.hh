@@ -103,6 +103,8 @@ class TcpReceiver {
   bool ack_due(Instant now) const;
   // When the delayed-ACK timer fires, if armed.
   std::optional<Instant> next_deadline() const;
+  // An ACK is due whatever the time: out-of-order data, FIN, a window update.
+  bool ack_due_now() const { return ack_now_ || window_update_due(); }
   // Forces an ACK on the next ack_due() (e.g. for an unacceptable segment).
   void request_ack() { ack_now_ = true; }
 

@@ -417,6 +417,59 @@ TEST_F(TcpConnectionTest, NextDeadlineCoversDelayedAckAndRto) {
   EXPECT_GT(*conn_->next_deadline(), now_ + milliseconds(40));  // ACK went with the data
 }
 
+TEST_F(TcpConnectionTest, SummaryCountsTrafficAndTraceSeesRttChanges) {
+  int traces = 0;
+  conn_->set_trace([&](Instant, const SenderState&) { ++traces; });
+  establish_active();
+  EXPECT_GT(traces, 0);  // the SYN-ACK gave the first RTT sample
+  deliver(peer(0, "hello"));
+  conn_->outbound().push("world!");
+  conn_->tick(now_);
+  expect_segment();
+  const auto s = conn_->summary();
+  EXPECT_EQ(s.segments_in, 2u);
+  EXPECT_EQ(s.bytes_in, 5u);
+  EXPECT_EQ(s.segments_out, 3u);  // SYN, ACK, data
+  EXPECT_EQ(s.bytes_out, 6u);
+  EXPECT_GT(s.sender.cwnd, 0u);
+  EXPECT_GT(s.sender.rto, Duration::zero());
+}
+
+TEST_F(TcpConnectionTest, ZeroWindowStillTakesAcksAtRcvNxt) {
+  config_.receive_buffer_bytes = 1000;
+  config_.window_scale = false;
+  make();
+  establish_active();
+  deliver(peer(0, std::string(1000, 'a')));
+  conn_->outbound().push("x");
+  conn_->tick(now_);
+  const auto data = expect_segment();  // carries the ACK: window now zero
+  EXPECT_EQ(data.window, 0);
+  // The peer's zero-window probe carries an ACK of our byte: RFC 9293
+  // §3.10.7.4 lets the ACK through although the byte is refused.
+  our_nxt_ = kIsn + 2;
+  deliver(peer(1000, "z"));
+  EXPECT_EQ(conn_->sender().oldest_unacked(), kIsn + 2);
+  EXPECT_EQ(expect_segment().ackno, kPeerIsn + 1001);
+}
+
+TEST_F(TcpConnectionTest, ReadingAFullBufferMakesATickDueAtOnce) {
+  config_.receive_buffer_bytes = 4000;
+  config_.window_scale = false;
+  make();
+  establish_active();
+  deliver(peer(0, std::string(4000, 'a')));
+  advance(milliseconds(40));
+  EXPECT_EQ(expect_segment().window, 0);
+  EXPECT_FALSE(conn_->next_deadline());
+  conn_->inbound().pop(2000);
+  ASSERT_TRUE(conn_->next_deadline());
+  EXPECT_LE(*conn_->next_deadline(), now_);
+  conn_->tick(now_);
+  EXPECT_EQ(expect_segment().window, 2000);  // the window update
+  EXPECT_FALSE(conn_->next_deadline());
+}
+
 TEST_F(TcpConnectionTest, EveryNameIsKnown) {
   for (size_t i = 0; i < static_cast<size_t>(TcpState::kCount); ++i) {
     EXPECT_STRNE(to_string(static_cast<TcpState>(i)), "unknown");

@@ -328,6 +328,24 @@ TEST_F(TcpReceiverTest, NoWindowUpdateWhileTheWindowIsLarge) {
   EXPECT_FALSE(ack_due());
 }
 
+TEST_F(TcpReceiverTest, UnscaledWindowOfABigBufferNeedsNoUpdates) {
+  // 1 MiB buffer, no scaling: the window field tops out at 65535, so reading
+  // never opens the advertised window and no update is ever due.
+  TcpConfig c = config_;
+  c.receive_buffer_bytes = 1 << 20;
+  make(c);
+  syn(false);
+  for (uint64_t i = 0; i < 100; ++i) {
+    data(i * 1000, std::string(1000, 'x'));
+    read();
+    if (ack_due()) {
+      EXPECT_EQ(ack().window, 65535);
+    }
+    EXPECT_FALSE(ack_due()) << i;
+    EXPECT_FALSE(receiver_->ack_due_now()) << i;
+  }
+}
+
 TEST_F(TcpReceiverTest, SmallIncreasesDoNotMoveTheAdvertisedWindow) {
   syn();
   data(0, std::string(65536, 'a'));
