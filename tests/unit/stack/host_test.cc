@@ -135,7 +135,9 @@ class TwoHosts : public ::testing::Test {
 };
 
 TEST_F(TwoHosts, ConnectAcceptAndExchangeBothWays) {
-  const auto [client, server] = connect_pair();
+  const auto [client_id, server_id] = connect_pair();
+  const SocketId client = client_id;  // lambdas may not capture bindings (clang 14)
+  const SocketId server = server_id;
   ASSERT_NE(server, 0u);
   EXPECT_TRUE(saw(b_events_, client, SocketEvent::Connected));
   EXPECT_TRUE(saw(a_events_, listener_, SocketEvent::Acceptable));
@@ -155,7 +157,9 @@ TEST_F(TwoHosts, ConnectAcceptAndExchangeBothWays) {
 }
 
 TEST_F(TwoHosts, GracefulCloseReleasesEverythingAfterTimeWait) {
-  const auto [client, server] = connect_pair();
+  const auto [client_id, server_id] = connect_pair();
+  const SocketId client = client_id;  // lambdas may not capture bindings (clang 14)
+  const SocketId server = server_id;
   b_.write(client, "last words", now_);
   b_.close(client, now_);  // client's id is released at once
   EXPECT_FALSE(b_.info(client).has_value());
@@ -174,7 +178,9 @@ TEST_F(TwoHosts, GracefulCloseReleasesEverythingAfterTimeWait) {
 }
 
 TEST_F(TwoHosts, PeerCloseIsAnEventAndEof) {
-  const auto [client, server] = connect_pair();
+  const auto [client_id, server_id] = connect_pair();
+  const SocketId client = client_id;  // lambdas may not capture bindings (clang 14)
+  const SocketId server = server_id;
   b_.shutdown_write(client, now_);
   ASSERT_TRUE(run_until([&] { return a_.info(server)->peer_finished; }));
   EXPECT_TRUE(saw(a_events_, server, SocketEvent::Readable));
@@ -194,7 +200,9 @@ TEST_F(TwoHosts, ConnectToClosedPortIsRefusedWithRst) {
 }
 
 TEST_F(TwoHosts, AbortResetsThePeer) {
-  const auto [client, server] = connect_pair();
+  const auto [client_id, server_id] = connect_pair();
+  const SocketId client = client_id;  // lambdas may not capture bindings (clang 14)
+  const SocketId server = server_id;
   b_.abort(client, now_);
   ASSERT_TRUE(run_until([&] { return a_.info(server)->state == tcp::TcpState::Closed; }));
   EXPECT_EQ(a_.info(server)->close_reason, tcp::CloseReason::ResetByPeer);
@@ -226,7 +234,9 @@ TEST_F(TwoHosts, SynRetransmittedAfterLoss) {
 }
 
 TEST_F(TwoHosts, BulkTransferIsByteExact) {
-  const auto [client, server] = connect_pair();
+  const auto [client_id, server_id] = connect_pair();
+  const SocketId client = client_id;  // lambdas may not capture bindings (clang 14)
+  const SocketId server = server_id;
   const std::string data = Rng(seed_from_env("TINYTCP_SEED", 3)).bytes(2'000'000);
   size_t written = 0;
   std::string got;
