@@ -34,21 +34,25 @@ if [ "$(id -u)" -eq 0 ] && [ -c /dev/net/tun ]; then
   mkdir -p "$WORK/www"
   echo "<h1>hello from the kernel's http.server</h1>" >"$WORK/www/index.html"
   head -c $((100 * 1024 * 1024)) /dev/urandom >"$WORK/www/big.bin"
+  head -c $((4 * 1024 * 1024)) /dev/urandom >"$WORK/www/medium.bin"
   ip netns exec "$NS" /usr/bin/python3 -u -m http.server 8000 --bind 169.254.144.1 \
     --directory "$WORK/www" >"$WORK/http.log" 2>&1 &
   PIDS+=($!)
   for _ in $(seq 200); do grep -q "Serving HTTP" "$WORK/http.log" && break; sleep 0.05; done
   ip netns exec "$NS" "$BIN/webget" --dev tun144 http://169.254.144.1:8000/index.html
-  ip netns exec "$NS" "$BIN/webget" --dev tun144 --pcap "$WORK/webget.pcap" \
-    -o "$WORK/big.out" http://169.254.144.1:8000/big.bin
+  ip netns exec "$NS" "$BIN/webget" --dev tun144 -o "$WORK/big.out" \
+    http://169.254.144.1:8000/big.bin
   want=$(sha256sum <"$WORK/www/big.bin" | cut -d' ' -f1)
   got=$(sha256sum <"$WORK/big.out" | cut -d' ' -f1)
   echo "sha256 sent     $want"
   echo "sha256 received $got"
   [ "$want" = "$got" ] || { echo "demo: sha256 MISMATCH" >&2; exit 1; }
-  echo "--- tshark: the handshake, and a summary of the capture"
+  echo "--- a 4 MiB fetch captured with --pcap; tshark shows the handshake and a summary"
+  ip netns exec "$NS" "$BIN/webget" -q --dev tun144 --pcap "$WORK/webget.pcap" \
+    -o "$WORK/medium.out" http://169.254.144.1:8000/medium.bin
   tshark -r "$WORK/webget.pcap" -Y 'tcp.flags.syn==1' 2>/dev/null
-  tshark -r "$WORK/webget.pcap" -q -z io,stat,0 -z conv,tcp 2>/dev/null | sed -n '1,20p'
+  tshark -r "$WORK/webget.pcap" -o tcp.desegment_tcp_streams:FALSE -q -z io,stat,0 \
+    -z conv,tcp 2>/dev/null | sed -n '1,20p'
 
   banner "tt-serve over tap10: ping and curl"
   ./scripts/tap.sh start 10 --netns "$NS"
@@ -78,5 +82,5 @@ sleep 0.3
 "$BIN/file-send" "$WORK/in/payload.bin" --to 127.0.0.1:47123
 wait "$recv"
 
-banner "speed benchmarks (3 repetitions)"
+banner "speed benchmarks (${2:-3} repetitions)"
 ./scripts/bench.sh "${1:-.}" "${2:-3}"
