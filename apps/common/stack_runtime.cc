@@ -15,6 +15,7 @@
 #include "net/datagram_sink.hh"
 #include "net/frame_sink.hh"
 #include "net/network_interface.hh"
+#include "util/buffer.hh"
 #include "util/hash.hh"
 
 namespace tinytcp::apps {
@@ -164,11 +165,14 @@ void StackRuntime::send_datagram(std::string_view datagram) {
   if (tap_) {
     // Everything on the link is on-link: the next hop is the destination
     // itself when it is in our /24, else the kernel side (a gateway).
-    const auto ip = wire::parse_ipv4(datagram);
+    // The Host wrote this datagram: read its destination (bytes 16-19) without
+    // parsing and verifying it again on this per-packet path.
+    BufferReader header(datagram);
+    header.skip(16);
+    const wire::Ipv4Address dst{header.u32()};
     wire::Ipv4Address next_hop = tap_->gateway;
-    if (ip &&
-        (ip->header.dst.value & 0xffffff00u) == (host_->config().address.value & 0xffffff00u)) {
-      next_hop = ip->header.dst;
+    if (header.ok() && (dst.value & 0xffffff00u) == (host_->config().address.value & 0xffffff00u)) {
+      next_hop = dst;
     }
     tap_->nic.send_datagram(datagram, next_hop, loop_.now());
   } else {

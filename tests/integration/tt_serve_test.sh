@@ -9,17 +9,8 @@ BIN=$(cd "${1:?usage: $0 BIN_DIR}" && pwd)
 cd "$(dirname "$0")/../.."
 HERE=$(pwd)/tests/integration
 
-skip() {
-  if [ "${CI:-}" = "true" ]; then
-    echo "FAIL: $1 (CI=true: privileged tests must run, not skip)" >&2
-    exit 1
-  fi
-  echo "SKIP: $1" >&2
-  exit 77
-}
-[ "$(id -u)" -eq 0 ] || skip "needs root"
-[ -c /dev/net/tun ] || skip "needs /dev/net/tun"
-command -v curl >/dev/null || skip "needs curl"
+. tests/integration/lib.sh  # after the cd to the repository root
+tt_require curl
 
 ns="tt-serve-$$-$RANDOM"
 work=$(mktemp -d /tmp/tt-serve.XXXXXX)

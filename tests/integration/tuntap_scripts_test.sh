@@ -6,17 +6,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-skip() {
-  if [ "${CI:-}" = "true" ]; then
-    echo "FAIL: $1 (CI=true: privileged tests must run, not skip)" >&2
-    exit 1
-  fi
-  echo "SKIP: $1" >&2
-  exit 77
-}
-[ "$(id -u)" -eq 0 ] || skip "needs root"
-[ -c /dev/net/tun ] || skip "needs /dev/net/tun"
-command -v ip >/dev/null || skip "needs iproute2"
+. tests/integration/lib.sh  # after the cd to the repository root
+tt_require ip
 
 ns="tt-scripts-$$-$RANDOM"
 cleanup() { ip netns del "$ns" 2>/dev/null || true; }
