@@ -57,6 +57,9 @@ SackScoreboard::Acked SackScoreboard::acknowledge(uint64_t ack) {
     }
     acked.fin |= seg.fin;
     ++acked.segments;
+    if (!seg.sacked) {
+      note_delivered(seg);
+    }
     if (seg.sacked) {
       --sacked_segments_;
       if (loss_index_ > 0) {
@@ -138,6 +141,7 @@ uint64_t SackScoreboard::sack(uint64_t left, uint64_t right) {
       rexmit_bytes_ -= seg.length;
       --rexmit_segments_;
     }
+    note_delivered(seg);
     seg.sacked = true;
     seg.lost = false;
     seg.rexmit = false;
@@ -246,6 +250,43 @@ void SackScoreboard::on_retransmitted(size_t i, Instant now) {
     seg.rexmit = true;
     rexmit_bytes_ += seg.length;
     ++rexmit_segments_;
+  }
+}
+
+bool SackScoreboard::mark_lost_by_time(size_t i) {
+  OutstandingSegment& seg = queue_[i];
+  if (seg.sacked || (seg.lost && !seg.rexmit)) {
+    return false;
+  }
+  if (!seg.lost) {
+    mark_lost(i);
+    return true;
+  }
+  // A lost retransmission: lost again, not yet retransmitted again.
+  seg.rexmit = false;
+  rexmit_bytes_ -= seg.length;
+  --rexmit_segments_;
+  rexmit_index_ = std::min(rexmit_index_, i);
+  return true;
+}
+
+void SackScoreboard::begin_delivery(Instant ambiguous_after) {
+  delivery_ = Delivery{};
+  ambiguous_after_ = ambiguous_after;
+}
+
+void SackScoreboard::note_delivered(const OutstandingSegment& seg) {
+  delivery_.highest_end = std::max(delivery_.highest_end, seg.end());
+  if (!seg.ever_retransmitted) {
+    delivery_.lowest_original_end = std::min(delivery_.lowest_original_end, seg.end());
+  } else if (seg.sent_at > ambiguous_after_) {
+    return;
+  }
+  // RFC 8985 §6.2 RACK_sent_after: later send time, or the same and higher end.
+  if (!delivery_.newest_sent || seg.sent_at > *delivery_.newest_sent ||
+      (seg.sent_at == *delivery_.newest_sent && seg.end() > delivery_.newest_end)) {
+    delivery_.newest_sent = seg.sent_at;
+    delivery_.newest_end = seg.end();
   }
 }
 

@@ -87,6 +87,30 @@ class SackScoreboard {
   // Records a retransmission of entry `i`.
   void on_retransmitted(size_t i, Instant now);
 
+  // RFC 8985 §6.2 step 5 (RACK): marks entry `i` lost by its send time. An
+  // entry already retransmitted is a lost retransmission: it becomes a
+  // NextSeg candidate again and leaves pipe. Returns false when it is sacked
+  // or already lost and not yet retransmitted.
+  bool mark_lost_by_time(size_t i);
+
+  // What one ACK newly delivered (cumulatively or selectively), for RACK
+  // (RFC 8985 §6.2 steps 2-3). Call begin_delivery() before the ACK's
+  // acknowledge() and sack() calls.
+  struct Delivery {
+    // The most recently sent delivered segment whose RTT sample is not
+    // ambiguous (RACK.xmit_ts, RACK.end_seq candidates).
+    std::optional<Instant> newest_sent;
+    uint64_t newest_end = 0;
+    // Lowest end among delivered segments never retransmitted (reordering
+    // when below the highest end delivered before), highest end of all.
+    uint64_t lowest_original_end = UINT64_MAX;
+    uint64_t highest_end = 0;
+  };
+  // A retransmitted segment sent after `ambiguous_after` gives no sample
+  // (RFC 8985 §6.2 step 2: it may be the original that was delivered).
+  void begin_delivery(Instant ambiguous_after);
+  const Delivery& delivery() const { return delivery_; }
+
   // RFC 6675 §4 SetPipe: octets outstanding, not sacked, not lost, plus
   // octets retransmitted since they were marked lost.
   uint64_t pipe() const { return outstanding_ - sacked_bytes_ - lost_bytes_ + rexmit_bytes_; }
@@ -112,6 +136,7 @@ class SackScoreboard {
   // Index of the first segment whose end is past `seq` (size() if none).
   size_t find(uint64_t seq) const;
   void mark_lost(size_t i);
+  void note_delivered(const OutstandingSegment& seg);
 
   RingQueue<OutstandingSegment> queue_{64};
   uint32_t smss_ = 536;
@@ -142,6 +167,9 @@ class SackScoreboard {
   size_t cache_count_ = 0;
   std::array<Range, kCacheSize> next_cache_{};
   size_t next_cache_count_ = 0;
+
+  Delivery delivery_;
+  Instant ambiguous_after_;
 };
 
 }  // namespace tinytcp::tcp

@@ -30,6 +30,14 @@ struct TcpConfig {
   uint32_t initial_window_segments = 10;    // RFC 6928
   std::string congestion_control = "reno";  // reno | newreno | cubic | fixed:N
 
+  // RFC 8985 RACK-TLP loss detection: time-based marking (lost
+  // retransmissions included) and tail loss probes. Only with SACK; off, or
+  // without SACK, loss detection is RFC 6675 / RFC 6582 alone.
+  bool rack = true;
+  // RFC 8985 §7.2 WCDelAckT: the peer's worst-case delayed ACK, added to the
+  // probe timeout when one segment is in flight.
+  Duration tlp_max_ack_delay = std::chrono::milliseconds(200);
+
   // RFC 6298 retransmission timer.
   Duration rto_initial = std::chrono::seconds(1);
   Duration rto_min = std::chrono::milliseconds(200);

@@ -634,6 +634,10 @@ ConnectionSummary TcpConnection::summary() const {
   s.fast_retransmits = tx.fast_retransmits;
   s.rtos = tx.rto_expirations;
   s.sack_recovered_segments = tx.sack_recovered_segments;
+  s.rack_marked_lost = tx.rack_marked_lost;
+  s.lost_retransmissions = tx.lost_retransmissions_detected;
+  s.tlp_probes = tx.tlp_probes;
+  s.tlp_recoveries = tx.tlp_recoveries;
   s.duplicate_acks = tx.duplicate_acks;
   s.challenge_acks = stats_.challenge_acks;
   s.drops = stats_.drops.total() + receiver_.stats().drops.total();

@@ -102,6 +102,10 @@ struct ConnectionSummary {
   uint64_t fast_retransmits = 0;
   uint64_t rtos = 0;
   uint64_t sack_recovered_segments = 0;
+  uint64_t rack_marked_lost = 0;  // RFC 8985 RACK-TLP
+  uint64_t lost_retransmissions = 0;
+  uint64_t tlp_probes = 0;
+  uint64_t tlp_recoveries = 0;
   uint64_t duplicate_acks = 0;
   uint64_t challenge_acks = 0;
   uint64_t drops = 0;  // connection and receiver drops together

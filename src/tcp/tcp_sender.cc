@@ -350,8 +350,12 @@ void TcpSender::push(Instant now, const Transmit& transmit) {
   if (!syn_acked()) {
     return;
   }
+  const uint64_t prior_nxt = snd_nxt_;
   if (wnd_ > 0 && send_retransmissions(now, transmit)) {
     send_new_data(now, transmit);
+  }
+  if (snd_nxt_ != prior_nxt) {
+    schedule_tlp(now);  // RFC 8985 §7.2: restarted by new data
   }
   maybe_arm_persist(now);
   maybe_trace(now);
@@ -427,6 +431,7 @@ void TcpSender::enter_recovery(Instant now) {
   limited_transmit_bytes_ = 0;
   board_.mark_front_lost();
   retransmit_now_ = true;
+  end_tlp_episode();  // the recovery's reduction answers for the probe's loss too
 }
 
 void TcpSender::restart_timers_after_ack(Instant now) {
@@ -500,7 +505,10 @@ AckResult TcpSender::receive(const TcpSegment& segment, Instant now) {
   }
 
   uint64_t newly_sacked = 0;
+  board_.begin_delivery(rack_ambiguous_after(segment, now));
+  const uint64_t prior_dsack_blocks = stats_.dsack_blocks;
   process_sack(segment, ack, newly_sacked);
+  const bool dsack = stats_.dsack_blocks != prior_dsack_blocks;
 
   // RFC 7323 §4.3: an ACK of new data echoes the TSval of the segment that
   // advanced the window; valid even after retransmissions.
@@ -570,6 +578,9 @@ AckResult TcpSender::receive(const TcpSegment& segment, Instant now) {
   if (peer_.sack) {
     board_.detect_losses();  // RFC 6675 §4 IsLost
   }
+  if (rack_on()) {
+    rack_on_ack(dsack, now);  // RFC 8985 §6.2
+  }
 
   AckEvent event;
   event.now = now;
@@ -581,6 +592,9 @@ AckResult TcpSender::receive(const TcpSegment& segment, Instant now) {
   event.min_rtt = rtt_.min_rtt();
   event.srtt = rtt_.has_sample() ? rtt_.srtt() : Duration{0};
   event.cwnd_limited = cwnd_limited_ || prior_flight + smss_ > prior_cwnd;
+  const bool tlp_reduced =
+      tlp_on_ack(ack, result == AckResult::Duplicate && segment.payload.empty(),
+                 segment.options.sack_count > 0, dsack, prior_flight, event);
 
   if (in_recovery_) {
     if (result == AckResult::Advanced) {
@@ -590,6 +604,7 @@ AckResult TcpSender::receive(const TcpSegment& segment, Instant now) {
         reno_dup_bytes_ = 0;
         event.in_flight = bytes_in_flight();
         cc_->on_recovery_exit(event);
+        rack_.on_recovery_exit();
       } else if (!peer_.sack) {
         // Partial ACK without SACK: the dupacks counted for the segments it
         // covers (all but the retransmitted one) leave the estimate.
@@ -629,13 +644,16 @@ AckResult TcpSender::receive(const TcpSegment& segment, Instant now) {
     // recovery point (or timeout).
     if (loss && snd_una_ >= recover_ && !board_.empty()) {
       enter_recovery(now);
-    } else if (result == AckResult::Advanced) {
+    } else if (result == AckResult::Advanced && !tlp_reduced) {
       event.in_flight = bytes_in_flight();
       cc_->on_ack(event);
     }
   }
   if (result == AckResult::Advanced) {
     cwnd_limited_ = false;
+    schedule_tlp(now);  // RFC 8985 §7.2: restarted by an ACK of new data
+  } else if (pto_deadline_ && !tlp_allowed()) {
+    pto_deadline_.reset();
   }
   maybe_trace(now);
   return classify(result);
@@ -678,6 +696,8 @@ void TcpSender::on_rto(Instant now, const Transmit& transmit) {
   reno_dup_bytes_ = 0;
   limited_transmit_bytes_ = 0;
   recover_ = snd_nxt_;
+  end_tlp_episode();
+  rack_.cancel_timer();
   board_.mark_all_lost();
   rtt_.backoff();  // RFC 6298 §5.5
   ++consecutive_retransmissions_;
@@ -767,6 +787,12 @@ void TcpSender::tick(Instant now, const Transmit& transmit) {
     fail(SenderFailure::UserTimeout);  // RFC 9293 §3.8.3, RFC 5482
     return;
   }
+  if (rack_.deadline() && now >= *rack_.deadline()) {
+    on_rack_timer(now, transmit);
+  }
+  if (pto_deadline_ && now >= *pto_deadline_) {
+    on_pto(now, transmit);
+  }
   if (rto_deadline_ && now >= *rto_deadline_) {
     on_rto(now, transmit);
   }
@@ -792,12 +818,162 @@ std::optional<Instant> TcpSender::next_deadline() const {
     }
   };
   consider(rto_deadline_);
+  consider(rack_.deadline());
+  consider(pto_deadline_);
   consider(persist_deadline_);
   consider(keepalive_deadline());
   if (config_.user_timeout > Duration::zero() && unacked_since_) {
     consider(*unacked_since_ + config_.user_timeout);
   }
   return next;
+}
+
+// ---------------------------------------------------------------------------
+// RFC 8985 RACK-TLP
+
+Instant TcpSender::rack_ambiguous_after(const TcpSegment& segment, Instant now) const {
+  // RFC 8985 §6.2 step 2: a retransmission delivered less than min_rtt after
+  // it was sent, or sent after the TSval this ACK echoes, may be the
+  // original's delivery; it gives RACK no sample.
+  Instant bound = now - rtt_.min_rtt();
+  if (peer_.timestamps && segment.options.timestamps) {
+    const auto elapsed =
+        static_cast<int32_t>(timestamp_value(now) - segment.options.timestamps->echo_reply);
+    if (elapsed >= 0) {
+      // TSval is the send time in whole milliseconds: anything sent before
+      // the end of the echoed millisecond may be what is acknowledged.
+      const auto now_ms = std::chrono::floor<std::chrono::milliseconds>(now.since_epoch());
+      const Instant echoed = Instant::from_epoch(now_ms - std::chrono::milliseconds(elapsed) +
+                                                 std::chrono::milliseconds(1) - Duration(1));
+      bound = std::min(bound, echoed);
+    }
+  }
+  return bound;
+}
+
+void TcpSender::rack_on_ack(bool dsack, Instant now) {
+  Rack::AckInfo info;
+  info.now = now;
+  info.delivered = &board_.delivery();
+  info.dsack = dsack;
+  info.snd_una = snd_una_;
+  info.snd_nxt = snd_nxt_;
+  rack_.on_ack(info);
+  rack_detect(now);
+}
+
+void TcpSender::rack_detect(Instant now) {
+  Rack::WindowInputs in;
+  in.min_rtt = rtt_.min_rtt();
+  in.srtt = rtt_.has_sample() ? rtt_.srtt() : Duration::zero();
+  in.in_recovery = in_recovery_ || snd_una_ < recover_;  // fast or RTO recovery
+  in.sacked_segments = board_.sacked_segments();
+  const Rack::Detection found = rack_.detect_losses(board_, now, rack_.reo_wnd(in));
+  stats_.rack_marked_lost += found.marked_lost;
+  stats_.lost_retransmissions_detected += found.lost_retransmissions;
+}
+
+void TcpSender::on_rack_timer(Instant now, const Transmit& transmit) {
+  // RFC 8985 §6.3: the reordering window of a segment ran out.
+  rack_.cancel_timer();
+  rack_detect(now);
+  if (board_.has_lost() && !in_recovery_ && snd_una_ >= recover_ && !board_.empty()) {
+    enter_recovery(now);
+  }
+  if (wnd_ > 0) {
+    send_retransmissions(now, transmit);
+  }
+}
+
+bool TcpSender::tlp_allowed() const {
+  // RFC 8985 §7.2: SACK, not in fast or RTO recovery, nothing sacked, and no
+  // probe already unanswered.
+  return rack_on() && syn_acked() && !board_.empty() && !in_recovery_ && snd_una_ >= recover_ &&
+         !tlp_end_seq_ && board_.sacked_segments() == 0 && !board_.has_lost() && wnd_ > 0 &&
+         rto_deadline_.has_value();
+}
+
+void TcpSender::schedule_tlp(Instant now) {
+  pto_deadline_.reset();
+  if (!tlp_allowed()) {
+    return;
+  }
+  // RFC 8985 §7.2 TLP_calc_PTO: 2 SRTT, plus the peer's delayed ACK when a
+  // single segment cannot elicit an immediate ACK; never after the RTO.
+  Duration pto = std::chrono::seconds(1);
+  if (rtt_.has_sample()) {
+    pto = 2 * rtt_.srtt();
+    if (snd_nxt_ - snd_una_ <= smss_) {
+      pto += config_.tlp_max_ack_delay;
+    }
+  }
+  pto_deadline_ = std::min(now + pto, *rto_deadline_);
+}
+
+bool TcpSender::send_probe_new_data(Instant now, const Transmit& transmit) {
+  // RFC 8985 §7.3: one new segment if there is one and the peer's window
+  // takes it; cwnd is not consulted.
+  const uint64_t pending = pending_bytes();
+  const uint64_t right_edge = snd_una_ + wnd_;
+  const uint64_t usable_wnd = right_edge > snd_nxt_ ? right_edge - snd_nxt_ : 0;
+  const uint64_t len = std::min<uint64_t>({pending, smss_, usable_wnd});
+  if (fin_sent_ || len == 0) {
+    return false;
+  }
+  const bool fin = outbound_.is_closed() && len == pending && len + 1 <= usable_wnd;
+  const uint32_t length = static_cast<uint32_t>(len) + (fin ? 1u : 0u);
+  board_.add(snd_nxt_, length, false, fin, now);
+  transmit_range(snd_nxt_, length, false, fin, now, transmit);
+  snd_nxt_ += length;
+  fin_sent_ = fin;
+  return true;
+}
+
+void TcpSender::on_pto(Instant now, const Transmit& transmit) {
+  pto_deadline_.reset();
+  if (!tlp_allowed()) {
+    return;
+  }
+  tlp_is_retrans_ = !send_probe_new_data(now, transmit);
+  if (tlp_is_retrans_) {
+    retransmit(board_.size() - 1, now, transmit);  // the last segment again
+  }
+  tlp_end_seq_ = snd_nxt_;
+  ++stats_.tlp_probes;
+  rto_deadline_ = now + rtt_.rto();  // §7.3: the RTO, not another PTO, is next
+}
+
+bool TcpSender::tlp_on_ack(uint64_t ack, bool duplicate, bool sacks, bool dsack,
+                           uint64_t prior_flight, const AckEvent& event) {
+  // RFC 8985 §7.4: did the probe repair a loss?
+  if (!tlp_end_seq_ || ack < *tlp_end_seq_) {
+    return false;
+  }
+  if (!tlp_is_retrans_ || dsack) {
+    end_tlp_episode();  // new data, or the original arrived as well: no loss
+    return false;
+  }
+  if (ack > *tlp_end_seq_) {
+    // Only the probe arrived: the original was lost, and the probe repaired
+    // it. One congestion response, as for a recovery that starts and ends.
+    end_tlp_episode();
+    ++stats_.tlp_recoveries;
+    cc_->on_congestion_event(LossEvent{event.now, prior_flight, bytes_in_flight()});
+    AckEvent exit = event;
+    exit.in_flight = bytes_in_flight();
+    cc_->on_recovery_exit(exit);
+    recover_ = snd_nxt_;  // RFC 6582 §3.2: not again for this window
+    return true;
+  }
+  if (duplicate && !sacks) {
+    end_tlp_episode();  // a duplicate ACK for the second copy: no loss
+  }
+  return false;
+}
+
+void TcpSender::end_tlp_episode() {
+  tlp_end_seq_.reset();
+  pto_deadline_.reset();
 }
 
 // ---------------------------------------------------------------------------
@@ -846,6 +1022,7 @@ SenderState TcpSender::state() const {
   s.rttvar = rtt_.rttvar();
   s.rto = rtt_.rto();
   s.in_recovery = in_recovery_;
+  s.tlp_outstanding = tlp_end_seq_.has_value();
   return s;
 }
 

@@ -24,6 +24,7 @@
 
 #include "stream/byte_stream.hh"
 #include "tcp/congestion/congestion_control.hh"
+#include "tcp/rack.hh"
 #include "tcp/rtt_estimator.hh"
 #include "tcp/sack_scoreboard.hh"
 #include "tcp/tcp_config.hh"
@@ -88,6 +89,11 @@ struct SenderStats {
   uint64_t zero_window_probes = 0;
   uint64_t keepalive_probes = 0;
   uint64_t dsack_blocks = 0;  // RFC 2883 duplicate reports (ignored)
+  // RFC 8985 RACK-TLP.
+  uint64_t rack_marked_lost = 0;               // segments RACK marked lost
+  uint64_t lost_retransmissions_detected = 0;  // of them, retransmissions
+  uint64_t tlp_probes = 0;                     // tail loss probes sent
+  uint64_t tlp_recoveries = 0;                 // probes that repaired a loss (§7.4)
   // Every ACK seen, by classification (index: AckResult).
   std::array<uint64_t, kAckResultCount> acks{};
   EnumCounters<SenderInputError> input_errors;
@@ -104,6 +110,7 @@ struct SenderState {
   Duration rttvar{0};
   Duration rto{0};
   bool in_recovery = false;
+  bool tlp_outstanding = false;  // an RFC 8985 tail loss probe is unanswered
 };
 
 class TcpSender {
@@ -135,7 +142,8 @@ class TcpSender {
   // ackno, window (raw, scaled here), SACK blocks, timestamp echo.
   AckResult receive(const TcpSegment& segment, Instant now);
 
-  // Fires due timers: RTO (retransmit, back off), zero-window probe, keepalive.
+  // Fires due timers: RTO (retransmit, back off), RACK reordering timer and
+  // tail loss probe (RFC 8985), zero-window probe, keepalive.
   void tick(Instant now, const Transmit& transmit);
   std::optional<Instant> next_deadline() const;
 
@@ -195,6 +203,20 @@ class TcpSender {
                                      // the app, not yet sent once
   uint64_t fin_seqno() const { return 1 + outbound_.bytes_pushed(); }
 
+  // RFC 8985 RACK-TLP (the detection itself is in Rack).
+  bool rack_on() const { return config_.rack && peer_.sack; }
+  Instant rack_ambiguous_after(const TcpSegment& segment, Instant now) const;
+  void rack_on_ack(bool dsack, Instant now);
+  void rack_detect(Instant now);
+  void on_rack_timer(Instant now, const Transmit& transmit);
+  bool tlp_allowed() const;
+  void schedule_tlp(Instant now);
+  void on_pto(Instant now, const Transmit& transmit);
+  bool send_probe_new_data(Instant now, const Transmit& transmit);
+  bool tlp_on_ack(uint64_t ack, bool duplicate, bool sacks, bool dsack, uint64_t prior_flight,
+                  const AckEvent& event);
+  void end_tlp_episode();
+
   TcpConfig config_;
   Wrap32 isn_;
   stream::ByteStream outbound_;
@@ -226,6 +248,12 @@ class TcpSender {
   bool retransmit_now_ = false;          // the next retransmission ignores cwnd
   bool cwnd_limited_ = false;            // push() stopped at cwnd since the last ACK
   uint64_t delivered_ = 0;
+
+  // RFC 8985 RACK-TLP.
+  Rack rack_;
+  std::optional<Instant> pto_deadline_;
+  std::optional<uint64_t> tlp_end_seq_;  // TLP.end_seq: SND.NXT when the probe went out
+  bool tlp_is_retrans_ = false;          // TLP.is_retrans
 
   // Timers.
   std::optional<Instant> rto_deadline_;

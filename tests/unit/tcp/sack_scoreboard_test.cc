@@ -183,6 +183,117 @@ TEST_F(SackScoreboardTest, AckedInfoReportsKarnAndSendTimes) {
   EXPECT_EQ(acked.oldest_sent, Instant{} + std::chrono::milliseconds(5));
 }
 
+// --- RACK entry points (RFC 8985) ---------------------------------------------
+
+TEST_F(SackScoreboardTest, MarkLostByTimeMarksAnUnsackedSegment) {
+  send_ten();
+  EXPECT_TRUE(board.mark_lost_by_time(2));
+  EXPECT_TRUE(board[2].lost);
+  EXPECT_EQ(board.lost_bytes(), 1000u);
+  EXPECT_EQ(board.pipe(), 9000u);
+  EXPECT_EQ(board.next_lost(), std::nullopt);  // NextSeg stops at the first unsacked, unlost one
+  EXPECT_TRUE(board.mark_lost_by_time(0));
+  EXPECT_TRUE(board.mark_lost_by_time(1));
+  EXPECT_EQ(board.next_lost(), std::optional<size_t>(0));
+}
+
+TEST_F(SackScoreboardTest, MarkLostByTimeRefusesSackedAndPendingSegments) {
+  send_ten();
+  sack({{1001, 2001}});
+  EXPECT_FALSE(board.mark_lost_by_time(1));  // sacked
+  EXPECT_TRUE(board.mark_lost_by_time(0));
+  EXPECT_FALSE(board.mark_lost_by_time(0));  // lost and not yet retransmitted
+  EXPECT_EQ(board.lost_bytes(), 1000u);
+  EXPECT_EQ(board.pipe(), 8000u);
+}
+
+TEST_F(SackScoreboardTest, LostRetransmissionIsRetransmittedAgainWithPipeKept) {
+  send_ten();
+  ASSERT_TRUE(board.mark_lost_by_time(0));
+  ASSERT_EQ(board.next_lost(), std::optional<size_t>(0));
+  board.on_retransmitted(0, now);
+  EXPECT_EQ(board.pipe(), 10000u);  // the retransmission is in flight again
+  EXPECT_EQ(board.retransmitted_bytes(), 1000u);
+  EXPECT_EQ(board.next_lost(), std::nullopt);
+
+  EXPECT_TRUE(board.mark_lost_by_time(0));  // the retransmission was lost too
+  EXPECT_TRUE(board[0].lost);
+  EXPECT_FALSE(board[0].rexmit);
+  EXPECT_EQ(board.retransmitted_bytes(), 0u);
+  EXPECT_EQ(board.lost_bytes(), 1000u);
+  EXPECT_EQ(board.pipe(), 9000u);
+  EXPECT_EQ(board.pipe_segments(), 9u);
+  EXPECT_TRUE(board.has_lost());
+  EXPECT_EQ(board.next_lost(), std::optional<size_t>(0));
+
+  board.on_retransmitted(0, now);
+  EXPECT_EQ(board.pipe(), 10000u);
+  const auto acked = board.acknowledge(1001);
+  EXPECT_EQ(acked.bytes, 1000u);
+  EXPECT_EQ(board.pipe(), 9000u);
+  EXPECT_EQ(board.lost_bytes(), 0u);
+  EXPECT_EQ(board.retransmitted_bytes(), 0u);
+}
+
+TEST_F(SackScoreboardTest, LostRetransmissionBehindTheCursorIsFoundAgain) {
+  send_ten();
+  for (size_t i = 0; i < 3; ++i) {
+    ASSERT_TRUE(board.mark_lost_by_time(i));
+  }
+  while (const auto i = board.next_lost()) {
+    board.on_retransmitted(*i, now);
+  }
+  ASSERT_TRUE(board.mark_lost_by_time(1));
+  EXPECT_EQ(board.next_lost(), std::optional<size_t>(1));
+  EXPECT_EQ(board.pipe(), 9000u);
+}
+
+TEST_F(SackScoreboardTest, SackOfARetransmissionMarkedLostAgainLeavesPipe) {
+  send_ten();
+  ASSERT_TRUE(board.mark_lost_by_time(0));
+  board.on_retransmitted(0, now);
+  ASSERT_TRUE(board.mark_lost_by_time(0));
+  EXPECT_EQ(sack({{1, 1001}}), 1000u);
+  EXPECT_EQ(board.lost_bytes(), 0u);
+  EXPECT_EQ(board.pipe(), 9000u);
+  EXPECT_EQ(board.next_lost(), std::nullopt);
+}
+
+TEST_F(SackScoreboardTest, DeliveryReportsTheNewestSentSegment) {
+  for (uint64_t i = 0; i < 4; ++i) {
+    board.add(1 + i * 1000, 1000, false, false, Instant{} + std::chrono::milliseconds(i));
+  }
+  board.begin_delivery(Instant{} + std::chrono::seconds(1));
+  board.acknowledge(1001);
+  sack({{2001, 3001}});
+  const auto& d = board.delivery();
+  EXPECT_EQ(d.newest_sent, Instant{} + std::chrono::milliseconds(2));
+  EXPECT_EQ(d.newest_end, 3001u);
+  EXPECT_EQ(d.lowest_original_end, 1001u);
+  EXPECT_EQ(d.highest_end, 3001u);
+
+  // Already sacked: not delivered again by the cumulative ACK.
+  board.begin_delivery(Instant{} + std::chrono::seconds(1));
+  board.acknowledge(3001);
+  EXPECT_EQ(board.delivery().newest_sent, Instant{} + std::chrono::milliseconds(1));
+  EXPECT_EQ(board.delivery().newest_end, 2001u);
+}
+
+TEST_F(SackScoreboardTest, DeliverySkipsAmbiguousRetransmissions) {
+  board.add(1, 1000, false, false, Instant{});
+  board.add(1001, 1000, false, false, Instant{} + std::chrono::milliseconds(1));
+  board.on_retransmitted(1, Instant{} + std::chrono::milliseconds(50));
+  board.begin_delivery(Instant{} + std::chrono::milliseconds(40));
+  sack({{1001, 2001}});
+  EXPECT_FALSE(board.delivery().newest_sent.has_value());  // sent after the bound
+  EXPECT_EQ(board.delivery().highest_end, 2001u);
+  EXPECT_EQ(board.delivery().lowest_original_end, UINT64_MAX);  // a retransmission
+
+  board.begin_delivery(Instant{} + std::chrono::milliseconds(50));
+  board.acknowledge(1001);
+  EXPECT_EQ(board.delivery().newest_sent, Instant{});
+}
+
 // Reference model: the RFC 6675 definitions computed from scratch.
 struct ModelSegment {
   uint64_t start;
