@@ -30,6 +30,9 @@ SackScoreboard::Acked SackScoreboard::acknowledge(uint64_t ack) {
       acked.oldest_sent = seg.sent_at;
     }
     acked.syn |= seg.syn;
+    if (!seg.sacked) {
+      note_delivered(seg);  // a sacked one was delivered when it was sacked
+    }
     outstanding_ -= n;
     if (seg.sacked) {
       acked.sacked_bytes += n;
@@ -138,6 +141,7 @@ uint64_t SackScoreboard::sack(uint64_t left, uint64_t right) {
       rexmit_bytes_ -= seg.length;
       --rexmit_segments_;
     }
+    note_delivered(seg);
     seg.sacked = true;
     seg.lost = false;
     seg.rexmit = false;
@@ -246,6 +250,15 @@ void SackScoreboard::on_retransmitted(size_t i, Instant now) {
     seg.rexmit = true;
     rexmit_bytes_ += seg.length;
     ++rexmit_segments_;
+  }
+}
+
+void SackScoreboard::note_delivered(const OutstandingSegment& seg) {
+  // draft-cheng §3.3 IsNewestPacket: the later transmission, or the later
+  // sequence range of two sent at the same time.
+  if (!newest_delivered_ || seg.sent_at > newest_delivered_->sent_at ||
+      (seg.sent_at == newest_delivered_->sent_at && seg.end() > newest_delivered_->end())) {
+    newest_delivered_ = seg;
   }
 }
 

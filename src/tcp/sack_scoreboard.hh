@@ -36,6 +36,12 @@ struct OutstandingSegment {
   bool rexmit = false;              // retransmitted since it was presumed lost
   bool ever_retransmitted = false;  // Karn's rule (RFC 6298 §3)
   Instant sent_at;                  // last transmission
+  // Delivery-rate stamps of the last transmission
+  // (draft-cheng-iccrg-delivery-rate-estimation §3.2), set by the sender.
+  uint64_t delivered = 0;    // the sender's delivered count then
+  Instant delivered_time;    // when that count last grew
+  Instant first_sent_time;   // send time of the first segment of its flight
+  bool app_limited = false;  // sent while the application limited the rate
 
   uint64_t end() const { return start + length; }
 };
@@ -87,6 +93,15 @@ class SackScoreboard {
   // Records a retransmission of entry `i`.
   void on_retransmitted(size_t i, Instant now);
 
+  // The most recently sent segment that acknowledge() or sack() delivered
+  // since the last call (draft-cheng §3.3 "the newest packet"), for the
+  // sender's delivery-rate sample; then forgotten.
+  std::optional<OutstandingSegment> take_newest_delivered() {
+    auto newest = newest_delivered_;
+    newest_delivered_.reset();
+    return newest;
+  }
+
   // RFC 6675 §4 SetPipe: octets outstanding, not sacked, not lost, plus
   // octets retransmitted since they were marked lost.
   uint64_t pipe() const { return outstanding_ - sacked_bytes_ - lost_bytes_ + rexmit_bytes_; }
@@ -112,6 +127,7 @@ class SackScoreboard {
   // Index of the first segment whose end is past `seq` (size() if none).
   size_t find(uint64_t seq) const;
   void mark_lost(size_t i);
+  void note_delivered(const OutstandingSegment& seg);
 
   RingQueue<OutstandingSegment> queue_{64};
   uint32_t smss_ = 536;
@@ -142,6 +158,8 @@ class SackScoreboard {
   size_t cache_count_ = 0;
   std::array<Range, kCacheSize> next_cache_{};
   size_t next_cache_count_ = 0;
+
+  std::optional<OutstandingSegment> newest_delivered_;
 };
 
 }  // namespace tinytcp::tcp

@@ -139,7 +139,7 @@ std::vector<TransferCase> transfer_cases() {
   std::vector<TransferCase> cases;
   static std::vector<std::string> names;  // keeps the name strings alive
   const double losses[] = {0, 0.01, 0.05, 0.1, 0.2, 0.3, 0.5};
-  const char* ccs[] = {"reno", "newreno", "cubic", "fixed:20"};
+  const char* ccs[] = {"reno", "newreno", "cubic", "bbr", "fixed:20"};
   names.reserve(200);
   for (const double loss : losses) {
     for (const bool sack : {true, false}) {
@@ -167,6 +167,10 @@ std::vector<TransferCase> transfer_cases() {
   cases.push_back({0.05, true, "reno", 200'000, messy, "messy_loss5_sack_reno"});
   cases.push_back({0.05, false, "newreno", 200'000, messy, "messy_loss5_nosack_newreno"});
   cases.push_back({0.2, true, "cubic", 50'000, messy, "messy_loss20_sack_cubic"});
+  cases.push_back({0.05, true, "bbr", 200'000, messy, "messy_loss5_sack_bbr"});
+  // bbr holds its rate through heavy random loss (20, 30 and 50% are in the sweep).
+  cases.push_back({0.4, true, "bbr", 50'000, LinkParams{}, "loss40_sack_bbr"});
+  cases.push_back({0.6, true, "bbr", 12'000, LinkParams{}, "loss60_sack_bbr"});
   return cases;
 }
 

@@ -9,7 +9,7 @@ namespace {
 constexpr CongestionParams kParams{1000, 10};
 
 TEST(CongestionFactoryTest, MakesEveryAlgorithmByName) {
-  for (const char* name : {"reno", "newreno", "cubic"}) {
+  for (const char* name : {"reno", "newreno", "cubic", "bbr"}) {
     auto cc = make_congestion_control(name, kParams);
     ASSERT_TRUE(cc) << name;
     EXPECT_EQ((*cc)->name(), name);
@@ -25,7 +25,7 @@ TEST(CongestionFactoryTest, MakesAFixedWindow) {
 }
 
 TEST(CongestionFactoryTest, RejectsUnknownNamesWithAMessage) {
-  for (const char* spec : {"", "Reno", "vegas", "bbr", "reno "}) {
+  for (const char* spec : {"", "Reno", "vegas", "BBR", "reno "}) {
     auto cc = make_congestion_control(spec, kParams);
     ASSERT_FALSE(cc) << spec;
     EXPECT_NE(cc.error().find("unknown congestion control"), std::string::npos);
