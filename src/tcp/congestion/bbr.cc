@@ -36,6 +36,7 @@ std::string_view to_string(Bbr::Mode mode) {
 }
 
 void Bbr::MaxFilter::update(double value, uint64_t round) {
+  latest_ = std::max(latest_, round);
   Slot& slot = slots_[round % kBandwidthFilterRounds];
   if (!slot.used || slot.round != round) {
     slot = Slot{round, value, true};
@@ -44,10 +45,10 @@ void Bbr::MaxFilter::update(double value, uint64_t round) {
   }
 }
 
-double Bbr::MaxFilter::best(uint64_t round) const {
+double Bbr::MaxFilter::best() const {
   double best = 0;
   for (const Slot& slot : slots_) {
-    if (slot.used && slot.round <= round && round - slot.round < kBandwidthFilterRounds) {
+    if (slot.used && latest_ - slot.round < kBandwidthFilterRounds) {
       best = std::max(best, slot.value);
     }
   }
@@ -78,7 +79,7 @@ std::optional<uint64_t> Bbr::pacing_rate() const {
 }
 
 double Bbr::bandwidth() const {
-  return bandwidth_.best(round_count_);
+  return bandwidth_.best();
 }
 
 uint64_t Bbr::send_quantum() const {
@@ -181,7 +182,9 @@ void Bbr::update_bandwidth(const RateSample& rs) {
     return;
   }
   const auto rate = static_cast<double>(*rs.delivery_rate);
-  if (rate >= bandwidth() || !rs.is_app_limited) {
+  const bool app_limited = rs.is_app_limited || (rs.prior_delivered >= probe_rtt_from_ &&
+                                                 rs.prior_delivered < probe_rtt_to_);
+  if (rate >= bandwidth() || !app_limited) {
     bandwidth_.update(rate, round_count_);
   }
 }
@@ -271,6 +274,8 @@ void Bbr::check_probe_rtt(const AckEvent& ack) {
     pacing_gain_ = 1.0;
     cwnd_gain_ = 1.0;
     probe_rtt_done_.reset();
+    probe_rtt_from_ = delivered_;
+    probe_rtt_to_ = std::numeric_limits<uint64_t>::max();
   }
   if (mode_ == Mode::ProbeRtt) {
     if (!probe_rtt_done_ && ack.in_flight <= min_pipe_cwnd()) {
@@ -281,6 +286,7 @@ void Bbr::check_probe_rtt(const AckEvent& ack) {
       probe_rtt_round_done_ = probe_rtt_round_done_ || round_start_;
       if (probe_rtt_round_done_ && ack.now > *probe_rtt_done_) {
         min_rtt_stamp_ = ack.now;
+        probe_rtt_to_ = delivered_;
         cwnd_ = std::max(cwnd_, prior_cwnd_);
         if (filled_pipe_) {
           enter_probe_bw(ack.now);

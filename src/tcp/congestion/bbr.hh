@@ -84,11 +84,13 @@ class Bbr : public CongestionControl {
   uint64_t send_quantum() const;
 
  private:
-  // Maximum of per-round maxima over the last kBandwidthFilterRounds rounds.
+  // Maximum of per-round maxima over the kBandwidthFilterRounds rounds up
+  // to the latest sample: old maxima expire only as new samples come in, so
+  // an application pause keeps the estimate.
   class MaxFilter {
    public:
     void update(double value, uint64_t round);
-    double best(uint64_t round) const;
+    double best() const;
 
    private:
     struct Slot {
@@ -97,6 +99,7 @@ class Bbr : public CongestionControl {
       bool used = false;
     };
     std::array<Slot, kBandwidthFilterRounds> slots_{};
+    uint64_t latest_ = 0;
   };
 
   void update_round(const AckEvent& ack, const RateSample& rs);
@@ -152,6 +155,10 @@ class Bbr : public CongestionControl {
   // PROBE_RTT.
   std::optional<Instant> probe_rtt_done_;
   bool probe_rtt_round_done_ = false;
+  // Segments sent in PROBE_RTT (delivered count at sending in [from, to))
+  // are app-limited by choice (draft §4.3.5): their rate says nothing.
+  uint64_t probe_rtt_from_ = 0;
+  uint64_t probe_rtt_to_ = 0;
   bool idle_restart_ = false;
 
   // Packet conservation after a loss episode or timeout starts, until a
