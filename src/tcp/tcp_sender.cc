@@ -1,6 +1,7 @@
 #include "tcp/tcp_sender.hh"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <utility>
 
@@ -29,6 +30,13 @@ uint32_t effective_mss(uint16_t ours, uint16_t theirs, bool timestamps) {
     mss -= kTimestampOptionBytes;
   }
   return std::max<uint32_t>(mss, 1);
+}
+
+// Time to send `bytes` (a segment or two: far below 2^34) at `rate` bytes
+// per second, rounded up so that pacing is never faster than the rate.
+Duration time_at_rate(uint64_t bytes, uint64_t rate) {
+  const uint64_t r = std::max<uint64_t>(rate, 1);
+  return Duration(static_cast<int64_t>((bytes * 1'000'000'000ull + r - 1) / r));
 }
 
 }  // namespace
@@ -877,8 +885,8 @@ std::optional<RateSample> TcpSender::make_rate_sample(Instant now, uint64_t newl
     rs.rtt = now - newest->sent_at;  // RFC 6298 §3 (Karn): only unambiguous ones
   }
   if (rs.interval > Duration::zero() && rs.interval >= rtt_.min_rtt()) {
-    rs.delivery_rate =
-        static_cast<uint64_t>(static_cast<double>(rs.delivered) / to_seconds(rs.interval));
+    rs.delivery_rate = static_cast<uint64_t>(
+        std::llround(static_cast<double>(rs.delivered) / to_seconds(rs.interval)));
   }
   return rs;
 }
@@ -902,13 +910,10 @@ bool TcpSender::pacing_allows(uint64_t bytes, Instant now) {
   }
   // A release may carry a burst of max(2 segments, 1 ms at the rate): the
   // paced stream may run that far ahead of now.
-  const auto r = static_cast<double>(std::max<uint64_t>(*rate, 1));
-  const double burst = std::max(2.0 * smss_, r * 1e-3);
+  const Duration burst =
+      std::max<Duration>(time_at_rate(2 * uint64_t{smss_}, *rate), std::chrono::milliseconds(1));
   const Instant base = std::max(pace_next_, now);
-  const Duration ahead =
-      (base - now) + std::chrono::duration_cast<Duration>(
-                         std::chrono::duration<double>(static_cast<double>(bytes) / r));
-  if (to_seconds(ahead) <= burst / r) {
+  if ((base - now) + time_at_rate(bytes, *rate) <= burst) {
     return true;
   }
   // Wait until the paced stream is back at now: a whole burst then fits.
@@ -917,14 +922,9 @@ bool TcpSender::pacing_allows(uint64_t bytes, Instant now) {
 }
 
 void TcpSender::pacing_on_sent(uint64_t bytes, Instant now) {
-  const auto rate = cc_->pacing_rate();
-  if (!rate) {
-    return;
+  if (const auto rate = cc_->pacing_rate()) {
+    pace_next_ = std::max(pace_next_, now) + time_at_rate(bytes, *rate);
   }
-  const auto r = static_cast<double>(std::max<uint64_t>(*rate, 1));
-  pace_next_ = std::max(pace_next_, now) +
-               std::chrono::duration_cast<Duration>(
-                   std::chrono::duration<double>(static_cast<double>(bytes) / r));
 }
 
 // ---------------------------------------------------------------------------
