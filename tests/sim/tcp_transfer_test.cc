@@ -176,6 +176,50 @@ std::vector<TransferCase> transfer_cases() {
 
 INSTANTIATE_TEST_SUITE_P(Sim, TransferTest, ::testing::ValuesIn(transfer_cases()), case_name);
 
+// --- Random loss is not congestion ----------------------------------------
+
+// Virtual time for A to move `bytes` to B with `cc` over links losing `loss`
+// of the segments each way (SACK on); nullopt if it did not finish in 10 min.
+std::optional<Duration> one_way_transfer(const char* cc, double loss, size_t bytes, uint64_t seed) {
+  TcpConfig config = sim_config();
+  config.congestion_control = cc;
+  LinkParams link;
+  link.loss = loss;
+  Network net(config, config, link, link, seed);
+  App a{&net.a(), Rng(seed ^ 0x5eed).bytes(bytes)};
+  App b{&net.b(), ""};
+  net.b().listen();
+  net.a().connect(net.now());
+  const bool done = net.run_until([&] { return b.in.size() == a.out.size(); }, minutes(10),
+                                  [&] {
+                                    a.pump(net.now());
+                                    b.pump(net.now());
+                                  });
+  if (!done || b.in != a.out) {
+    return std::nullopt;
+  }
+  return net.now() - Instant{};
+}
+
+TEST(RandomLossTest, BbrIsSeveralTimesFasterThanRenoAtTenPercentLoss) {
+  const uint64_t seed = seed_from_env("TINYTCP_SEED", 20260101);
+  SCOPED_TRACE("seed " + std::to_string(seed) + " (set TINYTCP_SEED to replay)");
+  constexpr size_t kBytes = 1'000'000;
+  const auto bbr = one_way_transfer("bbr", 0.1, kBytes, seed);
+  const auto reno = one_way_transfer("reno", 0.1, kBytes, seed);
+  ASSERT_TRUE(bbr);
+  ASSERT_TRUE(reno);
+  const double bbr_rate = kBytes / to_seconds(*bbr);
+  const double reno_rate = kBytes / to_seconds(*reno);
+  if (std::getenv("TINYTCP_SIM_VERBOSE") != nullptr) {
+    std::printf("10%% loss: bbr %.0f B/s (%.2f s), reno %.0f B/s (%.2f s)\n", bbr_rate,
+                to_seconds(*bbr), reno_rate, to_seconds(*reno));
+  }
+  // Reno halves its window at every loss episode and lives on timeouts;
+  // bbr's window follows the measured path, not the losses.
+  EXPECT_GE(bbr_rate, 3 * reno_rate) << "bbr " << bbr_rate << " B/s, reno " << reno_rate << " B/s";
+}
+
 // --- Handshake and teardown ------------------------------------------------
 
 class ScenarioTest : public ::testing::Test {
