@@ -112,6 +112,7 @@ TcpSender::TcpSender(const TcpConfig& config, Wrap32 isn)
     spdlog::warn("{}; using reno", cc.error());
     cc_ = std::make_unique<Reno>(params);
   }
+  rate_sampling_ = cc_->wants_rate_samples();
   board_.set_smss(smss_);
   scratch_.reserve(smss_);
   traced_ = state();
@@ -125,6 +126,7 @@ void TcpSender::set_congestion_control(std::unique_ptr<CongestionControl> cc) {
   TINYTCP_DCHECK(cc != nullptr && snd_nxt_ <= 1);
   cc_ = std::move(cc);
   cc_->set_mss(smss_);
+  rate_sampling_ = cc_->wants_rate_samples();
   cc_error_.reset();
   traced_ = state();
 }
@@ -612,8 +614,8 @@ AckResult TcpSender::receive(const TcpSegment& segment, Instant now) {
   event.min_rtt = rtt_.min_rtt();
   event.srtt = rtt_.has_sample() ? rtt_.srtt() : Duration{0};
   event.cwnd_limited = cwnd_limited_ || prior_flight + smss_ > prior_cwnd;
-  event.rate = make_rate_sample(now, newly_lost);
-  if (event.rate) {
+  if (acked.bytes > 0 || newly_sacked > 0) {
+    event.rate = make_rate_sample(now, newly_lost);
     event.in_flight = bytes_in_flight();
     cc_->on_delivery(event);
   }
@@ -849,6 +851,9 @@ std::optional<Instant> TcpSender::next_deadline() const {
 // Delivery-rate sampling (draft-cheng-iccrg-delivery-rate-estimation) and pacing
 
 void TcpSender::stamp_rate(OutstandingSegment& seg, bool pipe_was_empty, Instant now) {
+  if (!rate_sampling_) {
+    return;
+  }
   // §3.2: a flight starting from an empty pipe starts the clocks afresh.
   if (pipe_was_empty) {
     first_sent_time_ = now;
@@ -861,6 +866,9 @@ void TcpSender::stamp_rate(OutstandingSegment& seg, bool pipe_was_empty, Instant
 }
 
 std::optional<RateSample> TcpSender::make_rate_sample(Instant now, uint64_t newly_lost) {
+  if (!rate_sampling_) {
+    return std::nullopt;
+  }
   const auto newest = board_.take_newest_delivered();
   // §3.3: the app-limited stretch ends once its data is delivered.
   if (app_limited_until_ != 0 && delivered_ > app_limited_until_) {
@@ -894,7 +902,7 @@ std::optional<RateSample> TcpSender::make_rate_sample(Instant now, uint64_t newl
 void TcpSender::check_app_limited() {
   // §3.4: less than a segment left to send, the window not full and no loss
   // waiting for repair: the application, not the network, sets the rate.
-  if (!syn_acked() || (outbound_.is_closed() && !fin_sent_)) {
+  if (!rate_sampling_ || !syn_acked() || (outbound_.is_closed() && !fin_sent_)) {
     return;
   }
   if (pending_bytes() < smss_ && !pacing_release_ && bytes_in_flight() < cc_->cwnd() &&

@@ -241,6 +241,7 @@ class TcpSender {
   // Delivery-rate sampling: C.delivered_time, C.first_sent_time and
   // C.app_limited of draft-cheng §3.1 (0: not app-limited; else the
   // delivered count at which the app-limited stretch ends).
+  bool rate_sampling_ = false;  // CongestionControl::wants_rate_samples()
   Instant delivered_time_;
   Instant first_sent_time_;
   uint64_t app_limited_until_ = 0;

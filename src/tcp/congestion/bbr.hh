@@ -58,6 +58,7 @@ class Bbr : public CongestionControl {
 
   std::string_view name() const override { return "bbr"; }
   void set_mss(uint32_t smss) override;
+  bool wants_rate_samples() const override { return true; }
   void on_packet_sent(Instant now, uint64_t bytes, uint64_t in_flight) override;
   void on_delivery(const AckEvent& ack) override;
   void on_ack(const AckEvent& ack) override { (void)ack; }  // on_delivery() did it all

@@ -59,8 +59,8 @@ struct AckEvent {
   Duration min_rtt{0};           // smallest RTT seen (0: none yet)
   Duration srtt{0};              // smoothed RTT (0: none yet)
   bool cwnd_limited = true;      // was the sender limited by cwnd (RFC 7661)?
-  // Set when this ACK delivered data the sender had stamped at transmission
-  // (every ACK or SACK of new data). Only model-based algorithms look at it.
+  // Set when the algorithm wants_rate_samples() and this ACK delivered data
+  // (every ACK or SACK of new data).
   std::optional<RateSample> rate;
 };
 
@@ -97,6 +97,11 @@ class CongestionControl {
     (void)bytes;
     (void)in_flight;
   }
+
+  // Whether the algorithm needs AckEvent::rate. Only then does the sender
+  // stamp every transmission and build the samples (draft-cheng), so the
+  // loss-based algorithms pay nothing for them.
+  virtual bool wants_rate_samples() const { return false; }
 
   // Every ACK that delivered data (cumulatively or by SACK), inside loss
   // recovery or not, before any other event the sender reports for it. For

@@ -17,6 +17,7 @@ class RecordingCc : public CongestionControl {
   explicit RecordingCc(uint64_t window) : window_(window) {}
 
   std::string_view name() const override { return "recording"; }
+  bool wants_rate_samples() const override { return true; }
   void set_mss(uint32_t smss) override { (void)smss; }
   void on_delivery(const AckEvent& ack) override { deliveries.push_back(ack); }
   void on_ack(const AckEvent& ack) override { (void)ack; }
