@@ -2,6 +2,7 @@
 
 #include "tcp/congestion/congestion_control.hh"
 #include "tcp/congestion/fixed_window.hh"
+#include "tcp/tcp_config.hh"
 
 namespace tinytcp::tcp {
 namespace {
@@ -15,6 +16,14 @@ TEST(CongestionFactoryTest, MakesEveryAlgorithmByName) {
     EXPECT_EQ((*cc)->name(), name);
     EXPECT_EQ((*cc)->cwnd(), 10000u) << "RFC 6928 initial window";
   }
+}
+
+TEST(CongestionFactoryTest, FileTransferUsesBbrAndEverythingElseReno) {
+  auto cc = make_congestion_control(kFileTransferCongestionControl, kParams);
+  ASSERT_TRUE(cc);
+  EXPECT_EQ((*cc)->name(), "bbr");
+  EXPECT_TRUE((*cc)->pacing_rate());
+  EXPECT_EQ(TcpConfig{}.congestion_control, "reno");
 }
 
 TEST(CongestionFactoryTest, MakesAFixedWindow) {
