@@ -30,6 +30,9 @@ SackScoreboard::Acked SackScoreboard::acknowledge(uint64_t ack) {
       acked.oldest_sent = seg.sent_at;
     }
     acked.syn |= seg.syn;
+    if (!seg.sacked) {
+      note_delivered(seg);  // a sacked one was delivered when it was sacked
+    }
     outstanding_ -= n;
     if (seg.sacked) {
       acked.sacked_bytes += n;
@@ -57,9 +60,6 @@ SackScoreboard::Acked SackScoreboard::acknowledge(uint64_t ack) {
     }
     acked.fin |= seg.fin;
     ++acked.segments;
-    if (!seg.sacked) {
-      note_delivered(seg);
-    }
     if (seg.sacked) {
       --sacked_segments_;
       if (loss_index_ > 0) {
@@ -276,6 +276,13 @@ void SackScoreboard::begin_delivery(Instant ambiguous_after) {
 }
 
 void SackScoreboard::note_delivered(const OutstandingSegment& seg) {
+  // draft-cheng §3.3 IsNewestPacket (rate samples): the later transmission,
+  // or the later sequence range of two sent at the same time.
+  if (!newest_delivered_ || seg.sent_at > newest_delivered_->sent_at ||
+      (seg.sent_at == newest_delivered_->sent_at && seg.end() > newest_delivered_->end())) {
+    newest_delivered_ = seg;
+  }
+  // RACK (RFC 8985 §6.2 steps 2-3).
   delivery_.highest_end = std::max(delivery_.highest_end, seg.end());
   if (!seg.ever_retransmitted) {
     delivery_.lowest_original_end = std::min(delivery_.lowest_original_end, seg.end());

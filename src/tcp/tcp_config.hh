@@ -28,7 +28,7 @@ struct TcpConfig {
   // Sender behaviour.
   bool nagle = true;                        // RFC 896; false is TCP_NODELAY
   uint32_t initial_window_segments = 10;    // RFC 6928
-  std::string congestion_control = "reno";  // reno | newreno | cubic | fixed:N
+  std::string congestion_control = "reno";  // reno | newreno | cubic | bbr | fixed:N
 
   // RFC 8985 RACK-TLP loss detection: time-based marking (lost
   // retransmissions included) and tail loss probes. Only with SACK; off, or
@@ -61,5 +61,10 @@ struct TcpConfig {
   // RFC 5961 §7: challenge ACKs per second at most.
   uint32_t challenge_ack_limit_per_second = 10;
 };
+
+// The algorithm for bulk file transfer (the file-transfer apps over
+// tinytcp): bbr keeps its rate on links with random loss, where Reno halves
+// its window at every loss. Everything else keeps TcpConfig's default, Reno.
+inline constexpr const char* kFileTransferCongestionControl = "bbr";
 
 }  // namespace tinytcp::tcp
