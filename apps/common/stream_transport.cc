@@ -14,6 +14,7 @@
 #include "io/impairment_spec.hh"
 #include "stack/host.hh"
 #include "tcp/congestion/congestion_control.hh"
+#include "tcp/tcp_config.hh"
 
 namespace tinytcp::apps {
 
@@ -370,7 +371,7 @@ std::unique_ptr<StreamConnection> connect_stack(const TransportOptions& options,
 }  // namespace
 
 std::string default_congestion_control(const std::string& transport) {
-  return transport == "kernel" ? "" : "cubic";
+  return transport == "kernel" ? "" : tcp::kFileTransferCongestionControl;
 }
 
 std::optional<std::string> validate(const TransportOptions& options) {

@@ -56,6 +56,8 @@ class SackScoreboard {
     uint64_t segments = 0;      // whole segments removed
     uint64_t sacked_bytes = 0;  // of `bytes`, already SACKed before
     bool any_retransmitted = false;
+    // The last transmission of the most recently retransmitted removed segment.
+    std::optional<Instant> newest_retransmission;
     std::optional<Instant> oldest_sent;  // earliest send time among removed segments
     bool syn = false;
     bool fin = false;

@@ -570,9 +570,18 @@ AckResult TcpSender::receive(const TcpSegment& segment, Instant now) {
     snd_una_ = ack;
     consecutive_retransmissions_ = 0;
     // RFC 6298 §3 (Karn): no sample from a retransmitted segment, unless the
-    // timestamp echo tells which transmission was acknowledged.
+    // timestamp echo tells which transmission was acknowledged. An echo older
+    // than the last retransmission means the peer acknowledged an earlier
+    // copy whose ACK was lost: the time since includes our own timeout wait,
+    // not the path (one such sample after a lost SYN-ACK or ACK would inflate
+    // SRTT to seconds, and the RTO with it, on exactly the lossy links that
+    // need a short one).
     if (!acked.any_retransmitted && acked.oldest_sent) {
       rtt_sample = now - *acked.oldest_sent;
+    } else if (ts_rtt && acked.newest_retransmission &&
+               static_cast<int32_t>(segment.options.timestamps->echo_reply -
+                                    timestamp_value(*acked.newest_retransmission)) < 0) {
+      ++stats_.ambiguous_rtt_samples;
     } else if (ts_rtt) {
       rtt_sample = ts_rtt;
     }

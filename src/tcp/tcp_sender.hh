@@ -89,6 +89,9 @@ struct SenderStats {
   uint64_t zero_window_probes = 0;
   uint64_t keepalive_probes = 0;
   uint64_t dsack_blocks = 0;  // RFC 2883 duplicate reports (ignored)
+  // Timestamp echoes of an earlier copy of a retransmitted segment, not used
+  // as RTT samples.
+  uint64_t ambiguous_rtt_samples = 0;
   // RFC 8985 RACK-TLP.
   uint64_t rack_marked_lost = 0;               // segments RACK marked lost
   uint64_t lost_retransmissions_detected = 0;  // of them, retransmissions
