@@ -26,8 +26,9 @@ const wire::Ipv4Address kTunnelSender = wire::Ipv4Address::from_octets(169, 254,
 
 constexpr Duration kTickInterval = std::chrono::milliseconds(100);
 
-// TCP settings for bulk transfer over lossy links: large buffers, and no
-// giving up by retransmission count (the app's idle timeout decides).
+// TCP settings for bulk transfer over lossy links: large buffers, timers for
+// heavy random loss, and no giving up by retransmission count (the app's idle
+// timeout decides).
 tcp::TcpConfig transfer_tcp_config(const TransportOptions& options) {
   tcp::TcpConfig config;
   config.congestion_control =
@@ -36,6 +37,11 @@ tcp::TcpConfig transfer_tcp_config(const TransportOptions& options) {
   config.send_buffer_bytes = 8 << 20;
   config.receive_buffer_bytes = 8 << 20;
   config.max_retransmissions = 1000;
+  // Lossy-link timers: a lost SYN or retransmission is the expected case, not
+  // a sign of a slow path (docs/file-transfer.md, "Timers").
+  config.rto_initial = std::chrono::milliseconds(300);
+  config.rto_after_syn_timeout = Duration::zero();
+  config.linear_timeouts = 6;
   config.nagle = false;  // the protocol writes whole frames; the last one must not wait
   return config;
 }

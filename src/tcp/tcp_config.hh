@@ -43,7 +43,18 @@ struct TcpConfig {
   Duration rto_min = std::chrono::milliseconds(200);
   Duration rto_max = std::chrono::seconds(60);
   uint32_t max_retransmissions = 15;  // consecutive, before giving up
-  Duration user_timeout{0};           // 0: none (RFC 9293 §3.8.3)
+  // The first `linear_timeouts` consecutive timeouts keep the RTO instead of
+  // doubling it (RFC 6298 §5.5 doubles from the first; Linux's thin-stream
+  // tcp_thin_linear_timeouts keeps 6). On a link with heavy random loss a
+  // retransmission is itself lost so often that doubling stalls the transfer
+  // for minutes; the file-transfer profile uses 6.
+  uint32_t linear_timeouts = 0;
+  // RFC 6298 §5.7: after a SYN timed out, data starts with an RTO of at least
+  // this unless the handshake gave an RTT sample. Zero: not raised (the
+  // file-transfer profile, where lost SYNs are expected, not a sign of a slow
+  // path).
+  Duration rto_after_syn_timeout = std::chrono::seconds(3);
+  Duration user_timeout{0};  // 0: none (RFC 9293 §3.8.3)
 
   // RFC 1122 §4.2.3.2 / RFC 5681 §4.2 delayed ACK.
   Duration delayed_ack_timeout = std::chrono::milliseconds(40);

@@ -22,7 +22,6 @@ constexpr uint16_t kMinPeerMss = 64;
 // RFC 7323 §2.3.
 constexpr uint8_t kMaxWindowShift = 14;
 // RFC 6298 §5.7.
-constexpr Duration kRtoAfterSynTimeout = std::chrono::seconds(3);
 
 uint32_t effective_mss(uint16_t ours, uint16_t theirs, bool timestamps) {
   uint32_t mss = std::min(ours, theirs);
@@ -592,8 +591,8 @@ AckResult TcpSender::receive(const TcpSegment& segment, Instant now) {
       rtt_.add_sample(*rtt_sample, static_cast<uint32_t>(std::min<uint64_t>(expected, 1u << 16)));
     }
     if (acked.syn && syn_timed_out_) {
-      if (!rtt_sample) {
-        rtt_.raise_to_at_least(kRtoAfterSynTimeout);  // RFC 6298 §5.7
+      if (!rtt_sample && config_.rto_after_syn_timeout > Duration::zero()) {
+        rtt_.raise_to_at_least(config_.rto_after_syn_timeout);  // RFC 6298 §5.7
       }
       // RFC 5681 §3.1: after a lost SYN the initial window is one segment.
       // A timeout of nothing in flight: cwnd drops, ssthresh stays.
@@ -746,7 +745,9 @@ void TcpSender::on_rto(Instant now, const Transmit& transmit) {
   end_tlp_episode();
   rack_.cancel_timer();
   board_.mark_all_lost();
-  rtt_.backoff();  // RFC 6298 §5.5
+  if (consecutive_retransmissions_ >= config_.linear_timeouts) {
+    rtt_.backoff();  // RFC 6298 §5.5
+  }
   ++consecutive_retransmissions_;
   const size_t index = board_.next_lost().value_or(0);
   retransmit(index, now, transmit);  // RFC 6298 §5.4

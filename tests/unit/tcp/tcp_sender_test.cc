@@ -331,6 +331,38 @@ TEST_F(TcpSenderTest, RtoIsCappedAtTheMaximum) {
   EXPECT_EQ(rto(), 5s);
 }
 
+TEST_F(TcpSenderTest, LinearTimeoutsKeepTheRtoForTheFirstFew) {
+  config.linear_timeouts = 2;
+  establish();
+  push("a");
+  expect_segment();
+  const Duration base = rto();
+  tick(base);
+  expect_segment().payload("a");
+  EXPECT_EQ(rto(), base);
+  tick(base);
+  expect_segment().payload("a");
+  EXPECT_EQ(rto(), base);
+  tick(base);  // the third doubles, as RFC 6298 §5.5 does from the first
+  expect_segment().payload("a");
+  EXPECT_EQ(rto(), 2 * base);
+  tick(2 * base);
+  expect_segment().payload("a");
+  EXPECT_EQ(rto(), 4 * base);
+}
+
+TEST_F(TcpSenderTest, RtoAfterSynTimeoutCanBeLeftAlone) {
+  config.rto_after_syn_timeout = Duration::zero();
+  make();
+  sender->push(now, sink());
+  tick(1s);
+  expect_segment().syn();
+  expect_segment().syn();
+  sender->set_peer_options(default_peer());
+  EXPECT_EQ(ack(1), AckResult::Advanced);  // ambiguous: no sample
+  EXPECT_EQ(rto(), 2s) << "the backed-off RTO, not raised to 3 s";
+}
+
 TEST_F(TcpSenderTest, GivesUpAfterMaxConsecutiveRetransmissions) {
   config.max_retransmissions = 3;
   establish();
