@@ -57,7 +57,17 @@ std::optional<uint8_t> device_number(const std::string& dev, const std::string& 
 }  // namespace
 
 StackRuntime::StackRuntime(RuntimeOptions options) : options_(std::move(options)) {
+  static constexpr std::string_view kOffloadSuffix = "+offload";
+  if (options_.dev.size() > kOffloadSuffix.size() &&
+      options_.dev.compare(options_.dev.size() - kOffloadSuffix.size(), kOffloadSuffix.size(),
+                           kOffloadSuffix) == 0) {
+    options_.dev.resize(options_.dev.size() - kOffloadSuffix.size());
+    options_.offload = true;
+  }
   const std::string& dev = options_.dev;
+  if (options_.offload && !device_number(dev, "tun")) {
+    throw std::runtime_error(fmt::format("--dev {}: offload is for tunN devices only", dev));
+  }
   std::optional<uint8_t> subnet;
   if (dev.rfind("udp:", 0) == 0) {
     std::string spec = dev.substr(4);
@@ -80,7 +90,9 @@ StackRuntime::StackRuntime(RuntimeOptions options) : options_(std::move(options)
     }
     device_ = std::make_unique<io::UdpTunnel>(config);
   } else if ((subnet = device_number(dev, "tun"))) {
-    device_ = std::make_unique<io::TunDevice>(dev);
+    io::KernelDeviceConfig config{dev};
+    config.offload = options_.offload;
+    device_ = std::make_unique<io::TunDevice>(config);
   } else if ((subnet = device_number(dev, "tap"))) {
     device_ = std::make_unique<io::TapDevice>(dev);
   } else {
@@ -88,6 +100,9 @@ StackRuntime::StackRuntime(RuntimeOptions options) : options_(std::move(options)
         fmt::format("--dev {}: expected tunN, tapN or udp:PEER_IP:PORT[@LOCAL_PORT]", dev));
   }
   top_ = device_.get();
+  batch_.resize(kMaxBatchBytes);
+  batch_spans_.reserve(kMaxBatchDatagrams);
+  batch_views_.reserve(kMaxBatchDatagrams);
 
   if (!options_.impair.empty()) {
     const auto config = io::parse_impairment(options_.impair);
@@ -142,10 +157,14 @@ StackRuntime::StackRuntime(RuntimeOptions options) : options_(std::move(options)
       loop_.add_adapter(*top_, [this](std::string_view packet) { on_packet(packet); });
   host_source_ = loop_.add_deadline_source([this] { return host_->next_deadline(); },
                                            [this](Instant now) { host_->tick(now); });
-  spdlog::debug("stack: {} on {} (mtu {}, mss {})", host.address, dev, mtu, host.tcp.mss);
+  flush_source_ = loop_.add_before_wait([this] { flush(); });
+  spdlog::debug("stack: {} on {} (mtu {}, mss {}{})", host.address, dev, mtu, host.tcp.mss,
+                options_.offload ? ", offload" : "");
 }
 
 StackRuntime::~StackRuntime() {
+  flush();
+  loop_.remove_before_wait(flush_source_);
   loop_.remove_deadline_source(host_source_);
   if (tap_source_ != 0) {
     loop_.remove_deadline_source(tap_source_);
@@ -176,8 +195,36 @@ void StackRuntime::send_datagram(std::string_view datagram) {
     }
     tap_->nic.send_datagram(datagram, next_hop, loop_.now());
   } else {
-    top_->send(datagram);
+    queue_datagram(datagram);
   }
+}
+
+void StackRuntime::queue_datagram(std::string_view datagram) {
+  if (datagram.size() > batch_.size()) {
+    flush();
+    top_->send(datagram);  // never: a datagram is at most 64 KiB
+    return;
+  }
+  if (batch_spans_.size() == kMaxBatchDatagrams || batch_bytes_ + datagram.size() > batch_.size()) {
+    flush();
+  }
+  std::copy(datagram.begin(), datagram.end(),
+            batch_.begin() + static_cast<ptrdiff_t>(batch_bytes_));
+  batch_spans_.emplace_back(batch_bytes_, datagram.size());
+  batch_bytes_ += datagram.size();
+}
+
+void StackRuntime::flush() {
+  if (batch_spans_.empty()) {
+    return;
+  }
+  batch_views_.clear();
+  for (const auto& [offset, size] : batch_spans_) {
+    batch_views_.emplace_back(batch_.data() + offset, size);
+  }
+  batch_spans_.clear();
+  batch_bytes_ = 0;
+  top_->send_batch(batch_views_.data(), batch_views_.size());
 }
 
 bool StackRuntime::run_until(const std::function<bool()>& done, Duration timeout) {

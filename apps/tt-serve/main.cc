@@ -41,8 +41,11 @@ enum class Service { Echo, Discard, Http };
 struct HttpState {
   proto::HttpParser parser{proto::HttpParser::Kind::Request};
   bool responded = false;
-  std::string out;  // response head (and small bodies) still to write
-  int file = -1;    // GET: the file being sent
+  std::string out;                // response head (and small bodies) still to write
+  int file = -1;                  // GET: the file being sent
+  std::unique_ptr<char[]> chunk;  // file bytes read, [chunk_pos, chunk_len) not yet written
+  size_t chunk_pos = 0;
+  size_t chunk_len = 0;
   uint64_t file_offset = 0;
   uint64_t file_size = 0;
   int upload = -1;  // PUT: the temporary file being written
@@ -272,39 +275,54 @@ class Server {
       }
       return;
     }
-    // Response.
+    // Response: the head (or a small body) from h.out, then the file in
+    // chunks read straight into a reused buffer, as much as the send buffer
+    // takes.
+    while (!h.out.empty()) {
+      const size_t n = host_.write(id, h.out, now());
+      bytes_out_ += n;
+      h.out.erase(0, n);
+      if (n == 0) {
+        return;  // send buffer full: continue on Writable
+      }
+    }
     for (;;) {
-      if (h.out.empty() && h.file >= 0 && h.file_offset < h.file_size) {
+      if (h.chunk_pos == h.chunk_len && h.file >= 0 && h.file_offset < h.file_size) {
         const auto info = host_.info(id);
         const uint64_t room = info ? info->writable_bytes : 0;
         if (room == 0) {
           return;
         }
-        h.out.resize(static_cast<size_t>(
-            std::min<uint64_t>({room, 256 * 1024, h.file_size - h.file_offset})));
-        const ssize_t n =
-            ::pread(h.file, h.out.data(), h.out.size(), static_cast<off_t>(h.file_offset));
+        if (!h.chunk) {
+          h.chunk = std::make_unique<char[]>(kChunkBytes);
+        }
+        const auto want = static_cast<size_t>(
+            std::min<uint64_t>({room, kChunkBytes, h.file_size - h.file_offset}));
+        const ssize_t n = ::pread(h.file, h.chunk.get(), want, static_cast<off_t>(h.file_offset));
         if (n <= 0) {
-          h.out.clear();
           host_.abort(id, now());
           conns_.erase(id);
           return;
         }
-        h.out.resize(static_cast<size_t>(n));
+        h.chunk_pos = 0;
+        h.chunk_len = static_cast<size_t>(n);
         h.file_offset += static_cast<uint64_t>(n);
       }
-      if (h.out.empty()) {
+      if (h.chunk_pos == h.chunk_len) {
         finish(id);  // all sent: our FIN follows the data
         return;
       }
-      const size_t n = host_.write(id, h.out, now());
+      const size_t n = host_.write(
+          id, std::string_view(h.chunk.get() + h.chunk_pos, h.chunk_len - h.chunk_pos), now());
       bytes_out_ += n;
-      h.out.erase(0, n);
-      if (n == 0 || !h.out.empty()) {
+      h.chunk_pos += n;
+      if (h.chunk_pos < h.chunk_len) {
         return;  // continue on Writable
       }
     }
   }
+
+  static constexpr size_t kChunkBytes = 256 * 1024;
 
   apps::StackRuntime& rt_;
   stack::Host& host_;
