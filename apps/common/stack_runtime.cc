@@ -104,13 +104,20 @@ StackRuntime::StackRuntime(RuntimeOptions options) : options_(std::move(options)
   batch_spans_.reserve(kMaxBatchDatagrams);
   batch_views_.reserve(kMaxBatchDatagrams);
 
-  if (!options_.impair.empty()) {
-    const auto config = io::parse_impairment(options_.impair);
-    if (!config) {
-      throw std::runtime_error(fmt::format("--impair: {}", config.error()));
+  const std::string& impair_out =
+      options_.impair_out.empty() ? options_.impair : options_.impair_out;
+  const std::string& impair_in = options_.impair_in.empty() ? options_.impair : options_.impair_in;
+  if (!impair_out.empty() || !impair_in.empty()) {
+    const auto out = io::parse_impairment(impair_out);
+    if (!out) {
+      throw std::runtime_error(fmt::format("impairment '{}': {}", impair_out, out.error()));
     }
-    impaired_ = std::make_unique<io::ImpairedAdapter>(*top_, io::SystemClock::instance(), *config,
-                                                      *config, options_.seed);
+    const auto in = io::parse_impairment(impair_in);
+    if (!in) {
+      throw std::runtime_error(fmt::format("impairment '{}': {}", impair_in, in.error()));
+    }
+    impaired_ = std::make_unique<io::ImpairedAdapter>(*top_, io::SystemClock::instance(), *out, *in,
+                                                      options_.seed);
     top_ = impaired_.get();
   }
   if (!options_.pcap.empty()) {

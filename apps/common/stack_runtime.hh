@@ -36,6 +36,8 @@ struct RuntimeOptions {
   std::optional<wire::Ipv4Address> address;  // default: 169.254.N.9 for tunN/tapN
   std::string pcap;                          // capture file, empty: none
   std::string impair;                        // impairment spec, each direction
+  std::string impair_in;   // inbound only: used instead of `impair` when not empty
+  std::string impair_out;  // outbound only: likewise
   uint64_t seed = 1;
   tcp::TcpConfig tcp;
 };

@@ -344,11 +344,15 @@ int run(int argc, char** argv) {
   int http_port = 80;
   int verbose = 0;
   bool quiet = false;
-  app.add_option("--dev", options.dev, "tunN, tapN or udp:PEER_IP:PORT[@LOCAL_PORT]")
+  app.add_option(
+         "--dev", options.dev,
+         "tunN (tunN+offload: TSO/GSO super-packets), tapN or udp:PEER_IP:PORT[@LOCAL_PORT]")
       ->capture_default_str();
   app.add_option("--address", address, "Our IPv4 address (default 169.254.N.9 for tunN/tapN)");
   app.add_option("--pcap", options.pcap, "Capture every packet to this pcap file");
   app.add_option("--impair", options.impair, "Impairment each way, e.g. loss=1%,delay=10ms");
+  app.add_option("--impair-in", options.impair_in, "Impairment of what we receive only");
+  app.add_option("--impair-out", options.impair_out, "Impairment of what we send only");
   app.add_option("--echo", echo_port, "Echo server port")->check(CLI::Range(1, 65535));
   app.add_option("--discard", discard_port, "Discard server port")->check(CLI::Range(1, 65535));
   app.add_option("--http", http_dir, "Serve (and accept PUTs into) this directory")
