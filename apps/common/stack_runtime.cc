@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "io/ack_coalescer.hh"
 #include "io/impaired_adapter.hh"
 #include "io/impairment_spec.hh"
 #include "io/pcap_capture.hh"
@@ -231,7 +232,15 @@ void StackRuntime::flush() {
   }
   batch_spans_.clear();
   batch_bytes_ = 0;
-  top_->send_batch(batch_views_.data(), batch_views_.size());
+  size_t count = batch_views_.size();
+  stats_.datagrams += count;
+  if (options_.coalesce_acks) {
+    const size_t kept = io::coalesce_acks(batch_views_.data(), count);
+    stats_.acks_coalesced += count - kept;
+    count = kept;
+  }
+  ++stats_.batches;
+  top_->send_batch(batch_views_.data(), count);
 }
 
 bool StackRuntime::run_until(const std::function<bool()>& done, Duration timeout) {

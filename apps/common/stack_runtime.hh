@@ -10,7 +10,8 @@
 // Datagrams the Host sends during one pass of the loop are collected (up to
 // kMaxBatchDatagrams or kMaxBatchBytes) and handed to the adapter with one
 // send_batch() before the loop waits again, so a TUN device in offload mode
-// ("tun144+offload": IFF_VNET_HDR, TSO/GSO super-packets) can merge them.
+// ("tun144+offload": IFF_VNET_HDR, TSO/GSO super-packets) can merge them, and
+// pure ACKs superseded within the batch are left out (coalesce_acks).
 
 #include <cstdint>
 #include <functional>
@@ -33,6 +34,9 @@ struct RuntimeOptions {
   // IFF_VNET_HDR, checksum offload and TSO4: up to 64 KiB per read and write.
   std::string dev = "tun144";
   bool offload = false;
+  // Leave out pure ACKs that a later ACK in the same batch supersedes
+  // (io/ack_coalescer.hh): one ACK per connection and loop pass under load.
+  bool coalesce_acks = true;
   std::optional<wire::Ipv4Address> address;  // default: 169.254.N.9 for tunN/tapN
   std::string pcap;                          // capture file, empty: none
   std::string impair;                        // impairment spec, each direction
@@ -40,6 +44,12 @@ struct RuntimeOptions {
   std::string impair_out;  // outbound only: likewise
   uint64_t seed = 1;
   tcp::TcpConfig tcp;
+};
+
+struct RuntimeStats {
+  uint64_t batches = 0;    // send_batch() calls
+  uint64_t datagrams = 0;  // datagrams the Host sent (before coalescing)
+  uint64_t acks_coalesced = 0;
 };
 
 class StackRuntime {
@@ -64,6 +74,7 @@ class StackRuntime {
   // Hands the datagrams batched so far to the adapter; the loop does this
   // before every wait, so only code that sends outside the loop needs it.
   void flush();
+  const RuntimeStats& stats() const { return stats_; }
 
   // Runs the loop until `done()` is true (checked after every wake-up) or
   // `timeout` passes; returns done().
@@ -94,6 +105,7 @@ class StackRuntime {
   size_t batch_bytes_ = 0;
   std::vector<std::pair<size_t, size_t>> batch_spans_;  // offset, size
   std::vector<std::string_view> batch_views_;
+  RuntimeStats stats_;
 };
 
 }  // namespace tinytcp::apps
