@@ -110,6 +110,16 @@ class Server {
   Instant now() const { return rt_.now(); }
 
   void finish(stack::SocketId id) {
+    if (const auto* c = host_.connection(id); c != nullptr) {
+      const auto sum = c->summary();
+      spdlog::debug(
+          "connection {}: {} segments in, {} out ({} bytes), {} retransmits ({} fast, {} RTOs, "
+          "{} by SACK), {} duplicate ACKs, cwnd {}, srtt {} us",
+          id, sum.segments_in, sum.segments_out, sum.bytes_out, sum.retransmits,
+          sum.fast_retransmits, sum.rtos, sum.sack_recovered_segments, sum.duplicate_acks,
+          sum.sender.cwnd,
+          std::chrono::duration_cast<std::chrono::microseconds>(sum.sender.srtt).count());
+    }
     if (conns_.erase(id) > 0) {
       host_.close(id, now());
     }
@@ -358,6 +368,9 @@ int run(int argc, char** argv) {
   app.add_option("--http", http_dir, "Serve (and accept PUTs into) this directory")
       ->check(CLI::ExistingDirectory);
   app.add_option("--http-port", http_port, "HTTP port")->check(CLI::Range(1, 65535));
+  app.add_option("--cc", options.tcp.congestion_control,
+                 "Congestion control: reno, newreno, cubic or fixed:N")
+      ->capture_default_str();
   app.add_flag("-v,--verbose", verbose, "More logging (repeat for trace)");
   app.add_flag("-q,--quiet", quiet, "Errors only");
   CLI11_PARSE(app, argc, argv);
@@ -409,6 +422,17 @@ int run(int argc, char** argv) {
       static_cast<unsigned long long>(server.bytes_out()), seconds,
       static_cast<unsigned long long>(stats.resets_sent),
       static_cast<unsigned long long>(stats.echo_replies));
+  const auto& loop = runtime.loop().stats();
+  const auto& rt = runtime.stats();
+  const auto& dev = runtime.device().stats();
+  std::printf(
+      "tt-serve: %llu loop wake-ups, %llu datagrams out in %llu batches (%llu ACKs coalesced), "
+      "device %llu packets in, %llu out\n",
+      static_cast<unsigned long long>(loop.wakeups), static_cast<unsigned long long>(rt.datagrams),
+      static_cast<unsigned long long>(rt.batches),
+      static_cast<unsigned long long>(rt.acks_coalesced),
+      static_cast<unsigned long long>(dev.packets_received),
+      static_cast<unsigned long long>(dev.packets_sent));
   g_loop = nullptr;
   return 0;
 }
