@@ -138,10 +138,15 @@ StackRuntime::StackRuntime(RuntimeOptions options) : options_(std::move(options)
     kernel_peer_ = wire::Ipv4Address::from_octets(169, 254, *subnet, 1);
   }
   host.tcp = options_.tcp;
-  // RFC 9293 §3.7.1: MSS = MTU - 20 (IPv4) - 20 (TCP).
+  // RFC 9293 §3.7.1: MSS = MTU - 20 (IPv4) - 20 (TCP). The TcpConfig default
+  // (1460, for MTU 1500) follows the device's MTU, larger or smaller; an MSS the
+  // app chose is only lowered to fit.
   const size_t mtu = top_->mtu();
   if (mtu > 40) {
-    host.tcp.mss = static_cast<uint16_t>(std::min<size_t>(mtu - 40, host.tcp.mss));
+    const size_t link_mss = std::min<size_t>(mtu - 40, 65535 - 40);
+    host.tcp.mss = host.tcp.mss == tcp::TcpConfig{}.mss
+                       ? static_cast<uint16_t>(link_mss)
+                       : static_cast<uint16_t>(std::min<size_t>(link_mss, host.tcp.mss));
   }
   host_ = std::make_unique<stack::Host>(
       host, [this](std::string_view datagram) { send_datagram(datagram); });

@@ -43,6 +43,8 @@ struct RuntimeOptions {
   std::string impair_in;   // inbound only: used instead of `impair` when not empty
   std::string impair_out;  // outbound only: likewise
   uint64_t seed = 1;
+  // tcp.mss: left at the default, it becomes the device MTU - 40 (8960 at MTU
+  // 9000); set to something else, it is only lowered to fit the MTU.
   tcp::TcpConfig tcp;
 };
 
