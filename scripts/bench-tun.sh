@@ -2,31 +2,58 @@
 # One TCP connection through a TUN device, both directions, against kernel TCP
 # over a veth pair (offloads off) measured in the same run for the ratio.
 #
-#   bench-tun.sh [--bytes 1G] [--mtu "1500 9000"] [--trials 3] [--out FILE.csv]
+#   bench-tun.sh [--bytes 1G] [--mtu "1500 9000"] [--trials 3] [--modes "plain offload"]
+#                [--loss 1%] [--out FILE.csv]
 #
 #   tinytcp receives: socat (kernel) -> tt-serve --discard on tun144
 #   tinytcp sends:    curl (kernel) downloads a file from tt-serve --http on tun144
 #   kernel baseline:  socat -> socat across a veth pair between two namespaces
-# Everything runs in throwaway namespaces. Needs root. Prints Gbit/s per trial
-# and the median; CSV columns: path,direction,mtu,trial,bytes,seconds,gbps
+# Modes: plain (one read or write per packet, path "tinytcp") and offload
+# (--dev tun144+offload: IFF_VNET_HDR, GSO super-packets in, TSO out, path
+# "offload"). --loss drops that share of the packets each way at random: on
+# the kernel side by iptables (statistic match on INPUT of tun144 and of both
+# veth ends), on ours by the impairment stage on what we receive
+# (--impair-in loss=P), so every direction loses P once. In offload mode a
+# super-packet is one packet to both. Everything runs in throwaway
+# namespaces. Needs root. Prints Gbit/s per trial and the median; CSV
+# columns: path,direction,mtu,trial,bytes,seconds,gbps,loss
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 bytes=1G
 mtus="1500 9000"
 trials=3
+modes="plain offload"
+loss=""
 out=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --bytes) bytes=$2; shift 2 ;;
     --mtu) mtus=$2; shift 2 ;;
     --trials) trials=$2; shift 2 ;;
+    --modes) modes=$2; shift 2 ;;
+    --loss) loss=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     *) echo "bench-tun: unknown argument $1" >&2; exit 2 ;;
   esac
 done
 [ "$(id -u)" -eq 0 ] || { echo "bench-tun: needs root" >&2; exit 1; }
 n_bytes=$(numfmt --from=iec "$bytes")
+for mode in $modes; do
+  case "$mode" in
+    plain | offload) ;;
+    *) echo "bench-tun: unknown mode $mode (plain, offload)" >&2; exit 2 ;;
+  esac
+done
+impair=()
+if [ -n "$loss" ]; then
+  probability=$(python3 -c "
+s = '$loss'
+p = float(s[:-1]) / 100 if s.endswith('%') else float(s)
+assert 0 <= p < 1
+print(p)") || { echo "bench-tun: bad --loss $loss (e.g. 1% or 0.01)" >&2; exit 2; }
+  impair=(--impair-in "loss=$loss")
+fi
 
 cmake --preset release >/dev/null
 cmake --build --preset release --target tt-serve >/dev/null
@@ -54,14 +81,34 @@ for pair in "$NS:ttbt-a" "$NS2:ttbt-b"; do
   ip -n "${pair%%:*}" link set "${pair#*:}" up
 done
 ./scripts/tun.sh start 144 --netns "$NS" >/dev/null
+if [ -n "$loss" ]; then
+  # Only inside the throwaway namespaces; gone with them.
+  for rule in "$NS:tun144" "$NS:ttbt-a" "$NS2:ttbt-b"; do
+    ip netns exec "${rule%%:*}" iptables -A INPUT -i "${rule#*:}" \
+      -m statistic --mode random --probability "$probability" -j DROP
+  done
+fi
 head -c "$n_bytes" /dev/zero >"$WORK/file.bin"
 
-csv="path,direction,mtu,trial,bytes,seconds,gbps"
+csv="path,direction,mtu,trial,bytes,seconds,gbps,loss"
 record() {  # path direction mtu trial seconds
   local gbps
   gbps=$(python3 -c "print(f'{$n_bytes*8/$5/1e9:.3f}')")
-  csv+=$'\n'"$1,$2,$3,$4,$n_bytes,$5,$gbps"
+  csv+=$'\n'"$1,$2,$3,$4,$n_bytes,$5,$gbps,${loss:-0}"
   printf '%-8s %-8s mtu %-5s trial %s: %s Gbit/s\n' "$1" "$2" "$3" "$4" "$gbps"
+}
+start_serve() {  # mode
+  local dev=tun144
+  [ "$1" = offload ] && dev=tun144+offload
+  ip netns exec "$NS" "$BIN/tt-serve" -q --dev "$dev" "${impair[@]}" --discard 9 \
+    --http "$WORK" >"$WORK/serve.out" 2>&1 &
+  SERVE=$!
+  sleep 0.5
+}
+stop_serve() {
+  kill "$SERVE"
+  wait "$SERVE" || true
+  SERVE=""
 }
 elapsed() { python3 -c "print(f'{$2 - $1:.4f}')"; }
 
@@ -69,19 +116,21 @@ for mtu in $mtus; do
   ip -n "$NS" link set tun144 mtu "$mtu"
   ip -n "$NS" link set ttbt-a mtu "$mtu"
   ip -n "$NS2" link set ttbt-b mtu "$mtu"
-  ip netns exec "$NS" "$BIN/tt-serve" -q --dev tun144 --discard 9 --http "$WORK" \
-    >"$WORK/serve.out" 2>&1 &
-  SERVE=$!
-  sleep 0.5
   for trial in $(seq "$trials"); do
-    t0=$(date +%s.%N)
-    ip netns exec "$NS" socat -b 262144 -u OPEN:"$WORK/file.bin" TCP:169.254.144.9:9
-    t1=$(date +%s.%N)
-    record tinytcp receive "$mtu" "$trial" "$(elapsed "$t0" "$t1")"
-    t0=$(date +%s.%N)
-    ip netns exec "$NS" curl -s -o /dev/null http://169.254.144.9/file.bin
-    t1=$(date +%s.%N)
-    record tinytcp send "$mtu" "$trial" "$(elapsed "$t0" "$t1")"
+    for mode in $modes; do
+      path=tinytcp
+      [ "$mode" = offload ] && path=offload
+      start_serve "$mode"
+      t0=$(date +%s.%N)
+      ip netns exec "$NS" socat -b 262144 -u OPEN:"$WORK/file.bin" TCP:169.254.144.9:9
+      t1=$(date +%s.%N)
+      record "$path" receive "$mtu" "$trial" "$(elapsed "$t0" "$t1")"
+      t0=$(date +%s.%N)
+      ip netns exec "$NS" curl -sS -o /dev/null http://169.254.144.9/file.bin
+      t1=$(date +%s.%N)
+      record "$path" send "$mtu" "$trial" "$(elapsed "$t0" "$t1")"
+      stop_serve
+    done
     ip netns exec "$NS2" socat -b 262144 -u TCP-LISTEN:5009,reuseaddr OPEN:/dev/null &
     sink=$!
     sleep 0.2
@@ -91,9 +140,6 @@ for mtu in $mtus; do
     t1=$(date +%s.%N)
     record kernel veth "$mtu" "$trial" "$(elapsed "$t0" "$t1")"
   done
-  kill "$SERVE"
-  wait "$SERVE" || true
-  SERVE=""
 done
 
 echo
@@ -110,7 +156,8 @@ for mtu in sorted({k[0] for k in groups}, key=int):
             continue
         med = statistics.median(v)
         ratio = f"  ({med / kernel:.2f} of kernel over veth)" if kernel and path != "kernel" else ""
-        print(f"median mtu {mtu:>5} {path:8} {direction:8} {med:7.2f} Gbit/s{ratio}")
+        print(f"median mtu {mtu:>5} {path:8} {direction:8} {med:7.2f} Gbit/s{ratio}"
+              f"{'  loss ' + rows[0]['loss'] if rows[0]['loss'] != '0' else ''}")
 PY
 if [ -n "$out" ]; then
   mkdir -p "$(dirname "$out")"

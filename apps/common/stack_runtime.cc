@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "io/ack_coalescer.hh"
 #include "io/impaired_adapter.hh"
 #include "io/impairment_spec.hh"
 #include "io/pcap_capture.hh"
@@ -57,7 +58,17 @@ std::optional<uint8_t> device_number(const std::string& dev, const std::string& 
 }  // namespace
 
 StackRuntime::StackRuntime(RuntimeOptions options) : options_(std::move(options)) {
+  static constexpr std::string_view kOffloadSuffix = "+offload";
+  if (options_.dev.size() > kOffloadSuffix.size() &&
+      options_.dev.compare(options_.dev.size() - kOffloadSuffix.size(), kOffloadSuffix.size(),
+                           kOffloadSuffix) == 0) {
+    options_.dev.resize(options_.dev.size() - kOffloadSuffix.size());
+    options_.offload = true;
+  }
   const std::string& dev = options_.dev;
+  if (options_.offload && !device_number(dev, "tun")) {
+    throw std::runtime_error(fmt::format("--dev {}: offload is for tunN devices only", dev));
+  }
   std::optional<uint8_t> subnet;
   if (dev.rfind("udp:", 0) == 0) {
     std::string spec = dev.substr(4);
@@ -80,7 +91,9 @@ StackRuntime::StackRuntime(RuntimeOptions options) : options_(std::move(options)
     }
     device_ = std::make_unique<io::UdpTunnel>(config);
   } else if ((subnet = device_number(dev, "tun"))) {
-    device_ = std::make_unique<io::TunDevice>(dev);
+    io::KernelDeviceConfig config{dev};
+    config.offload = options_.offload;
+    device_ = std::make_unique<io::TunDevice>(config);
   } else if ((subnet = device_number(dev, "tap"))) {
     device_ = std::make_unique<io::TapDevice>(dev);
   } else {
@@ -88,14 +101,24 @@ StackRuntime::StackRuntime(RuntimeOptions options) : options_(std::move(options)
         fmt::format("--dev {}: expected tunN, tapN or udp:PEER_IP:PORT[@LOCAL_PORT]", dev));
   }
   top_ = device_.get();
+  batch_.resize(kMaxBatchBytes);
+  batch_spans_.reserve(kMaxBatchDatagrams);
+  batch_views_.reserve(kMaxBatchDatagrams);
 
-  if (!options_.impair.empty()) {
-    const auto config = io::parse_impairment(options_.impair);
-    if (!config) {
-      throw std::runtime_error(fmt::format("--impair: {}", config.error()));
+  const std::string& impair_out =
+      options_.impair_out.empty() ? options_.impair : options_.impair_out;
+  const std::string& impair_in = options_.impair_in.empty() ? options_.impair : options_.impair_in;
+  if (!impair_out.empty() || !impair_in.empty()) {
+    const auto out = io::parse_impairment(impair_out);
+    if (!out) {
+      throw std::runtime_error(fmt::format("impairment '{}': {}", impair_out, out.error()));
     }
-    impaired_ = std::make_unique<io::ImpairedAdapter>(*top_, io::SystemClock::instance(), *config,
-                                                      *config, options_.seed);
+    const auto in = io::parse_impairment(impair_in);
+    if (!in) {
+      throw std::runtime_error(fmt::format("impairment '{}': {}", impair_in, in.error()));
+    }
+    impaired_ = std::make_unique<io::ImpairedAdapter>(*top_, io::SystemClock::instance(), *out, *in,
+                                                      options_.seed);
     top_ = impaired_.get();
   }
   if (!options_.pcap.empty()) {
@@ -115,10 +138,15 @@ StackRuntime::StackRuntime(RuntimeOptions options) : options_(std::move(options)
     kernel_peer_ = wire::Ipv4Address::from_octets(169, 254, *subnet, 1);
   }
   host.tcp = options_.tcp;
-  // RFC 9293 §3.7.1: MSS = MTU - 20 (IPv4) - 20 (TCP).
+  // RFC 9293 §3.7.1: MSS = MTU - 20 (IPv4) - 20 (TCP). The TcpConfig default
+  // (1460, for MTU 1500) follows the device's MTU, larger or smaller; an MSS the
+  // app chose is only lowered to fit.
   const size_t mtu = top_->mtu();
   if (mtu > 40) {
-    host.tcp.mss = static_cast<uint16_t>(std::min<size_t>(mtu - 40, host.tcp.mss));
+    const size_t link_mss = std::min<size_t>(mtu - 40, 65535 - 40);
+    host.tcp.mss = host.tcp.mss == tcp::TcpConfig{}.mss
+                       ? static_cast<uint16_t>(link_mss)
+                       : static_cast<uint16_t>(std::min<size_t>(link_mss, host.tcp.mss));
   }
   host_ = std::make_unique<stack::Host>(
       host, [this](std::string_view datagram) { send_datagram(datagram); });
@@ -142,10 +170,14 @@ StackRuntime::StackRuntime(RuntimeOptions options) : options_(std::move(options)
       loop_.add_adapter(*top_, [this](std::string_view packet) { on_packet(packet); });
   host_source_ = loop_.add_deadline_source([this] { return host_->next_deadline(); },
                                            [this](Instant now) { host_->tick(now); });
-  spdlog::debug("stack: {} on {} (mtu {}, mss {})", host.address, dev, mtu, host.tcp.mss);
+  flush_source_ = loop_.add_before_wait([this] { flush(); });
+  spdlog::debug("stack: {} on {} (mtu {}, mss {}{})", host.address, dev, mtu, host.tcp.mss,
+                options_.offload ? ", offload" : "");
 }
 
 StackRuntime::~StackRuntime() {
+  flush();
+  loop_.remove_before_wait(flush_source_);
   loop_.remove_deadline_source(host_source_);
   if (tap_source_ != 0) {
     loop_.remove_deadline_source(tap_source_);
@@ -176,8 +208,44 @@ void StackRuntime::send_datagram(std::string_view datagram) {
     }
     tap_->nic.send_datagram(datagram, next_hop, loop_.now());
   } else {
-    top_->send(datagram);
+    queue_datagram(datagram);
   }
+}
+
+void StackRuntime::queue_datagram(std::string_view datagram) {
+  if (datagram.size() > batch_.size()) {
+    flush();
+    top_->send(datagram);  // never: a datagram is at most 64 KiB
+    return;
+  }
+  if (batch_spans_.size() == kMaxBatchDatagrams || batch_bytes_ + datagram.size() > batch_.size()) {
+    flush();
+  }
+  std::copy(datagram.begin(), datagram.end(),
+            batch_.begin() + static_cast<ptrdiff_t>(batch_bytes_));
+  batch_spans_.emplace_back(batch_bytes_, datagram.size());
+  batch_bytes_ += datagram.size();
+}
+
+void StackRuntime::flush() {
+  if (batch_spans_.empty()) {
+    return;
+  }
+  batch_views_.clear();
+  for (const auto& [offset, size] : batch_spans_) {
+    batch_views_.emplace_back(batch_.data() + offset, size);
+  }
+  batch_spans_.clear();
+  batch_bytes_ = 0;
+  size_t count = batch_views_.size();
+  stats_.datagrams += count;
+  if (options_.coalesce_acks) {
+    const size_t kept = io::coalesce_acks(batch_views_.data(), count);
+    stats_.acks_coalesced += count - kept;
+    count = kept;
+  }
+  ++stats_.batches;
+  top_->send_batch(batch_views_.data(), count);
 }
 
 bool StackRuntime::run_until(const std::function<bool()>& done, Duration timeout) {

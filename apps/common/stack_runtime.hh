@@ -6,12 +6,20 @@
 // pcap capture, and runs the Host on the io/ event loop: datagrams in from the
 // device, datagrams out to it, Host timers as a deadline source. The loop
 // sleeps until the next packet or deadline; an idle stack uses no CPU.
+//
+// Datagrams the Host sends during one pass of the loop are collected (up to
+// kMaxBatchDatagrams or kMaxBatchBytes) and handed to the adapter with one
+// send_batch() before the loop waits again, so a TUN device in offload mode
+// ("tun144+offload": IFF_VNET_HDR, TSO/GSO super-packets) can merge them, and
+// pure ACKs superseded within the batch are left out (coalesce_acks).
 
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "io/adapter.hh"
 #include "io/event_loop.hh"
@@ -22,16 +30,35 @@ namespace tinytcp::apps {
 
 struct RuntimeOptions {
   // "tun144", "tap10", or "udp:PEER_IP:PORT" (add "@LOCAL_PORT" to fix our port).
+  // A "+offload" suffix on tunN (or `offload`) opens the TUN device with
+  // IFF_VNET_HDR, checksum offload and TSO4: up to 64 KiB per read and write.
   std::string dev = "tun144";
+  bool offload = false;
+  // Leave out pure ACKs that a later ACK in the same batch supersedes
+  // (io/ack_coalescer.hh): one ACK per connection and loop pass under load.
+  bool coalesce_acks = true;
   std::optional<wire::Ipv4Address> address;  // default: 169.254.N.9 for tunN/tapN
   std::string pcap;                          // capture file, empty: none
   std::string impair;                        // impairment spec, each direction
+  std::string impair_in;   // inbound only: used instead of `impair` when not empty
+  std::string impair_out;  // outbound only: likewise
   uint64_t seed = 1;
+  // tcp.mss: left at the default, it becomes the device MTU - 40 (8960 at MTU
+  // 9000); set to something else, it is only lowered to fit the MTU.
   tcp::TcpConfig tcp;
+};
+
+struct RuntimeStats {
+  uint64_t batches = 0;    // send_batch() calls
+  uint64_t datagrams = 0;  // datagrams the Host sent (before coalescing)
+  uint64_t acks_coalesced = 0;
 };
 
 class StackRuntime {
  public:
+  static constexpr size_t kMaxBatchDatagrams = 256;
+  static constexpr size_t kMaxBatchBytes = 512 * 1024;
+
   // Throws std::runtime_error (one line for the user) when the device cannot
   // be opened or an option is malformed.
   explicit StackRuntime(RuntimeOptions options);
@@ -43,6 +70,13 @@ class StackRuntime {
   // The kernel side of a tunN/tapN link (169.254.N.1), for defaults.
   std::optional<wire::Ipv4Address> kernel_peer() const { return kernel_peer_; }
   const io::DatagramAdapter& adapter() const { return *top_; }
+  // The device itself (under any impairment or capture wrapper).
+  const io::DatagramAdapter& device() const { return *device_; }
+
+  // Hands the datagrams batched so far to the adapter; the loop does this
+  // before every wait, so only code that sends outside the loop needs it.
+  void flush();
+  const RuntimeStats& stats() const { return stats_; }
 
   // Runs the loop until `done()` is true (checked after every wake-up) or
   // `timeout` passes; returns done().
@@ -52,6 +86,7 @@ class StackRuntime {
   struct Tap;
   void on_packet(std::string_view packet);
   void send_datagram(std::string_view datagram);
+  void queue_datagram(std::string_view datagram);
 
   RuntimeOptions options_;
   io::EventLoop loop_;
@@ -65,6 +100,14 @@ class StackRuntime {
   io::EventLoop::SourceId adapter_source_ = 0;
   io::EventLoop::SourceId host_source_ = 0;
   io::EventLoop::SourceId tap_source_ = 0;
+  io::EventLoop::SourceId flush_source_ = 0;
+
+  // Output batch: datagrams back to back in one buffer.
+  std::vector<char> batch_;
+  size_t batch_bytes_ = 0;
+  std::vector<std::pair<size_t, size_t>> batch_spans_;  // offset, size
+  std::vector<std::string_view> batch_views_;
+  RuntimeStats stats_;
 };
 
 }  // namespace tinytcp::apps

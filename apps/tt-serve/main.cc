@@ -41,8 +41,11 @@ enum class Service { Echo, Discard, Http };
 struct HttpState {
   proto::HttpParser parser{proto::HttpParser::Kind::Request};
   bool responded = false;
-  std::string out;  // response head (and small bodies) still to write
-  int file = -1;    // GET: the file being sent
+  std::string out;                // response head (and small bodies) still to write
+  int file = -1;                  // GET: the file being sent
+  std::unique_ptr<char[]> chunk;  // file bytes read, [chunk_pos, chunk_len) not yet written
+  size_t chunk_pos = 0;
+  size_t chunk_len = 0;
   uint64_t file_offset = 0;
   uint64_t file_size = 0;
   int upload = -1;  // PUT: the temporary file being written
@@ -107,6 +110,16 @@ class Server {
   Instant now() const { return rt_.now(); }
 
   void finish(stack::SocketId id) {
+    if (const auto* c = host_.connection(id); c != nullptr) {
+      const auto sum = c->summary();
+      spdlog::debug(
+          "connection {}: {} segments in, {} out ({} bytes), {} retransmits ({} fast, {} RTOs, "
+          "{} by SACK), {} duplicate ACKs, cwnd {}, srtt {} us",
+          id, sum.segments_in, sum.segments_out, sum.bytes_out, sum.retransmits,
+          sum.fast_retransmits, sum.rtos, sum.sack_recovered_segments, sum.duplicate_acks,
+          sum.sender.cwnd,
+          std::chrono::duration_cast<std::chrono::microseconds>(sum.sender.srtt).count());
+    }
     if (conns_.erase(id) > 0) {
       host_.close(id, now());
     }
@@ -272,39 +285,54 @@ class Server {
       }
       return;
     }
-    // Response.
+    // Response: the head (or a small body) from h.out, then the file in
+    // chunks read straight into a reused buffer, as much as the send buffer
+    // takes.
+    while (!h.out.empty()) {
+      const size_t n = host_.write(id, h.out, now());
+      bytes_out_ += n;
+      h.out.erase(0, n);
+      if (n == 0) {
+        return;  // send buffer full: continue on Writable
+      }
+    }
     for (;;) {
-      if (h.out.empty() && h.file >= 0 && h.file_offset < h.file_size) {
+      if (h.chunk_pos == h.chunk_len && h.file >= 0 && h.file_offset < h.file_size) {
         const auto info = host_.info(id);
         const uint64_t room = info ? info->writable_bytes : 0;
         if (room == 0) {
           return;
         }
-        h.out.resize(static_cast<size_t>(
-            std::min<uint64_t>({room, 256 * 1024, h.file_size - h.file_offset})));
-        const ssize_t n =
-            ::pread(h.file, h.out.data(), h.out.size(), static_cast<off_t>(h.file_offset));
+        if (!h.chunk) {
+          h.chunk = std::make_unique<char[]>(kChunkBytes);
+        }
+        const auto want = static_cast<size_t>(
+            std::min<uint64_t>({room, kChunkBytes, h.file_size - h.file_offset}));
+        const ssize_t n = ::pread(h.file, h.chunk.get(), want, static_cast<off_t>(h.file_offset));
         if (n <= 0) {
-          h.out.clear();
           host_.abort(id, now());
           conns_.erase(id);
           return;
         }
-        h.out.resize(static_cast<size_t>(n));
+        h.chunk_pos = 0;
+        h.chunk_len = static_cast<size_t>(n);
         h.file_offset += static_cast<uint64_t>(n);
       }
-      if (h.out.empty()) {
+      if (h.chunk_pos == h.chunk_len) {
         finish(id);  // all sent: our FIN follows the data
         return;
       }
-      const size_t n = host_.write(id, h.out, now());
+      const size_t n = host_.write(
+          id, std::string_view(h.chunk.get() + h.chunk_pos, h.chunk_len - h.chunk_pos), now());
       bytes_out_ += n;
-      h.out.erase(0, n);
-      if (n == 0 || !h.out.empty()) {
+      h.chunk_pos += n;
+      if (h.chunk_pos < h.chunk_len) {
         return;  // continue on Writable
       }
     }
   }
+
+  static constexpr size_t kChunkBytes = 256 * 1024;
 
   apps::StackRuntime& rt_;
   stack::Host& host_;
@@ -326,16 +354,23 @@ int run(int argc, char** argv) {
   int http_port = 80;
   int verbose = 0;
   bool quiet = false;
-  app.add_option("--dev", options.dev, "tunN, tapN or udp:PEER_IP:PORT[@LOCAL_PORT]")
+  app.add_option(
+         "--dev", options.dev,
+         "tunN (tunN+offload: TSO/GSO super-packets), tapN or udp:PEER_IP:PORT[@LOCAL_PORT]")
       ->capture_default_str();
   app.add_option("--address", address, "Our IPv4 address (default 169.254.N.9 for tunN/tapN)");
   app.add_option("--pcap", options.pcap, "Capture every packet to this pcap file");
   app.add_option("--impair", options.impair, "Impairment each way, e.g. loss=1%,delay=10ms");
+  app.add_option("--impair-in", options.impair_in, "Impairment of what we receive only");
+  app.add_option("--impair-out", options.impair_out, "Impairment of what we send only");
   app.add_option("--echo", echo_port, "Echo server port")->check(CLI::Range(1, 65535));
   app.add_option("--discard", discard_port, "Discard server port")->check(CLI::Range(1, 65535));
   app.add_option("--http", http_dir, "Serve (and accept PUTs into) this directory")
       ->check(CLI::ExistingDirectory);
   app.add_option("--http-port", http_port, "HTTP port")->check(CLI::Range(1, 65535));
+  app.add_option("--cc", options.tcp.congestion_control,
+                 "Congestion control: reno, newreno, cubic or fixed:N")
+      ->capture_default_str();
   app.add_flag("-v,--verbose", verbose, "More logging (repeat for trace)");
   app.add_flag("-q,--quiet", quiet, "Errors only");
   CLI11_PARSE(app, argc, argv);
@@ -387,6 +422,17 @@ int run(int argc, char** argv) {
       static_cast<unsigned long long>(server.bytes_out()), seconds,
       static_cast<unsigned long long>(stats.resets_sent),
       static_cast<unsigned long long>(stats.echo_replies));
+  const auto& loop = runtime.loop().stats();
+  const auto& rt = runtime.stats();
+  const auto& dev = runtime.device().stats();
+  std::printf(
+      "tt-serve: %llu loop wake-ups, %llu datagrams out in %llu batches (%llu ACKs coalesced), "
+      "device %llu packets in, %llu out\n",
+      static_cast<unsigned long long>(loop.wakeups), static_cast<unsigned long long>(rt.datagrams),
+      static_cast<unsigned long long>(rt.batches),
+      static_cast<unsigned long long>(rt.acks_coalesced),
+      static_cast<unsigned long long>(dev.packets_received),
+      static_cast<unsigned long long>(dev.packets_sent));
   g_loop = nullptr;
   return 0;
 }

@@ -113,6 +113,16 @@ void EventLoop::remove_deadline_source(SourceId id) {
   }
 }
 
+EventLoop::SourceId EventLoop::add_before_wait(std::function<void()> callback) {
+  const SourceId id = next_source_++;
+  before_wait_.emplace(id, std::move(callback));
+  return id;
+}
+
+void EventLoop::remove_before_wait(SourceId id) {
+  before_wait_.erase(id);
+}
+
 EventLoop::SourceId EventLoop::add_adapter(DatagramAdapter& adapter, PacketHandler on_packet) {
   auto handler = std::make_shared<PacketHandler>(std::move(on_packet));
   if (adapter.fd() >= 0) {
@@ -152,6 +162,9 @@ void EventLoop::run() {
 }
 
 void EventLoop::run_once(std::optional<Duration> max_wait) {
+  for (const auto& [id, callback] : before_wait_) {
+    callback();
+  }
   std::optional<Duration> wait = max_wait;
   if (const auto due = earliest_deadline()) {
     const Duration until = std::max(*due - now(), Duration::zero());

@@ -80,6 +80,13 @@ class EventLoop {
   SourceId add_deadline_source(NextDeadline next_deadline, OnDeadline on_deadline);
   void remove_deadline_source(SourceId id);
 
+  // Called at the start of every pass, before the loop computes its deadline
+  // and waits: e.g. to hand the adapter the datagrams a stack produced during
+  // the callbacks of the last pass as one batch. Must not add or remove
+  // before-wait callbacks itself.
+  SourceId add_before_wait(std::function<void()> callback);
+  void remove_before_wait(SourceId id);
+
   // Convenience: receive from `adapter` whenever its fd is readable or its own
   // deadline passes, handing packets to `on_packet`. Returns the source id; use
   // remove_adapter() before destroying the adapter.
@@ -125,6 +132,7 @@ class EventLoop {
   std::unordered_map<TimerId, Instant> timer_due_;
   TimerId next_timer_ = 1;
   std::map<SourceId, std::shared_ptr<Source>> sources_;
+  std::map<SourceId, std::function<void()>> before_wait_;
   SourceId next_source_ = 1;
   std::vector<TimerId> due_timers_;  // scratch, reused every pass
   std::vector<std::shared_ptr<Source>> due_sources_;

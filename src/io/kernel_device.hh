@@ -11,13 +11,21 @@
 // CAP_NET_ADMIN; scripts/tun.sh and tap.sh make persistent ones). Addresses
 // and the link state are configured outside (scripts, `ip`), not here.
 //
-// The receive buffer holds 64 KiB, not one MTU: once the device runs with
-// IFF_VNET_HDR a read is a GSO super-packet (TODO(#5 follow-up): offload).
+// The receive buffer holds 64 KiB, not one MTU: with `offload` (TUN only) the
+// device runs with IFF_VNET_HDR, checksum offload and TSO4, so a read may be
+// a GSO super-packet of up to 64 KiB. It is handed up whole, its checksum
+// completed (the stack above takes segments larger than the MSS), and
+// send_batch() merges runs of segments of one flow into TSO super-packets
+// (see TsoBatcher): one read or write per up to 64 KiB instead of per MTU.
+// Without `offload` the device's offloads are switched off, so a persistent
+// device left with them by an earlier process hands us plain packets again.
 
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
+
+#include <sys/uio.h>
 
 #include "io/adapter.hh"
 #include "io/file_descriptor.hh"
@@ -28,18 +36,30 @@ namespace tinytcp::io {
 struct KernelDeviceConfig {
   std::string name;             // e.g. "tun144"; empty: the kernel picks one
   uint32_t txqueuelen = 10000;  // 0: leave the device's queue length alone
+  bool offload = false;         // IFF_VNET_HDR, checksum and TSO4 offload (TUN only)
 };
 
 enum class DeviceDrop {
-  kReadError,   // read() failed other than EAGAIN
-  kTooBig,      // send of a packet larger than mtu() (+ link header)
-  kRejected,    // write() EINVAL: the kernel did not accept the packet
-  kNoBuffers,   // write() EAGAIN/ENOBUFS
-  kDeviceDown,  // write() EIO: the interface is down
-  kWriteError,  // any other write error
+  kReadError,       // read() failed other than EAGAIN
+  kTooBig,          // send of a packet larger than mtu() (+ link header)
+  kRejected,        // write() EINVAL: the kernel did not accept the packet
+  kNoBuffers,       // write() EAGAIN/ENOBUFS
+  kDeviceDown,      // write() EIO: the interface is down
+  kWriteError,      // any other write error
+  kBadVnetHeader,   // offload: read shorter than the virtio-net header, or its checksum
+                    // field outside the packet
+  kUnsupportedGso,  // offload: a GSO type other than TCPv4 (never offered to the kernel)
   kCount,
 };
 const char* to_string(DeviceDrop drop);
+
+// What the offload mode did (all zero without it).
+struct OffloadStats {
+  uint64_t super_packets_received = 0;  // reads that were GSO super-packets
+  uint64_t checksums_completed = 0;     // packets whose checksum we completed
+  uint64_t super_packets_sent = 0;      // TSO writes
+  uint64_t segments_coalesced = 0;      // datagrams sent inside them
+};
 
 class KernelDevice : public DatagramAdapter {
  public:
@@ -48,12 +68,16 @@ class KernelDevice : public DatagramAdapter {
   size_t receive_batch(const PacketHandler& on_packet, size_t max_packets) override;
   using DatagramAdapter::receive_batch;
   void send(std::string_view packet) override;
+  // With offload: runs of segments of one flow leave as TSO super-packets.
+  void send_batch(const std::string_view* packets, size_t count) override;
 
   int fd() const override { return fd_.get(); }
   LinkType link_type() const override { return type_; }
   size_t mtu() const override { return mtu_; }
   const AdapterStats& stats() const override { return stats_; }
   const EnumCounters<DeviceDrop>& drops() const { return drops_; }
+  bool offload() const { return offload_; }
+  const OffloadStats& offload_stats() const { return offload_stats_; }
 
   // The interface name the kernel gave the device.
   const std::string& name() const { return name_; }
@@ -71,6 +95,13 @@ class KernelDevice : public DatagramAdapter {
 
  private:
   void drop(DeviceDrop reason);
+  // Offload: checks and removes the virtio-net header of a read, completing
+  // the checksum in place; false (dropped, counted) when it cannot.
+  bool strip_virtio_net_header(std::string_view& packet);
+  // Counts a failed write or writev by errno.
+  void count_write_error(int error);
+  // One write of `parts` (the virtio-net header first with offload).
+  bool write_parts(const struct iovec* parts, size_t count);
 
   LinkType type_;
   FileDescriptor fd_;
@@ -80,7 +111,11 @@ class KernelDevice : public DatagramAdapter {
   uint32_t txqueuelen_ = 0;
   AdapterStats stats_;
   EnumCounters<DeviceDrop> drops_;
+  bool offload_ = false;
+  OffloadStats offload_stats_;
   std::vector<char> buffer_;
+  std::vector<struct iovec> iov_;  // scratch for TSO writes
+  std::vector<char> tso_header_;
 };
 
 }  // namespace tinytcp::io

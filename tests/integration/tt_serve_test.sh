@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tt-serve over TUN and TAP with kernel clients: ping answered, curl downloads
+# tt-serve over TUN (plain and in offload mode) and TAP with kernel clients: ping answered, curl downloads
 # and uploads 100 MiB (sha256 checked), half-close and RST from the kernel
 # side, 1,000 concurrent kernel connections to the echo server each echoing
 # 10 KiB, and a teardown that leaves no process, device or namespace behind.
@@ -29,10 +29,12 @@ head -c $((100 * 1024 * 1024)) /dev/urandom >"$work/big.bin"
 cp "$work/big.bin" "$work/www/big.bin"
 want=$(sha256sum <"$work/big.bin" | cut -d' ' -f1)
 
-for dev in tun144 tap10; do
-  n=${dev#tun}
+# tun144+offload: the same with IFF_VNET_HDR, GSO super-packets in, TSO out.
+for dev in tun144 tap10 tun144+offload; do
+  base=${dev%+offload}
+  n=${base#tun}
   n=${n#tap}
-  kind=${dev%%[0-9]*}
+  kind=${base%%[0-9]*}
   ip=169.254.$n.9
   "./scripts/$kind.sh" start "$n" --netns "$ns" >/dev/null
   ip netns exec "$ns" "$BIN/tt-serve" --dev "$dev" --echo 7 --discard 9 --http "$work/www" \

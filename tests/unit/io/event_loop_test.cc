@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -235,6 +236,21 @@ TEST(EventLoopTest, RemovedDeadlineSourceIsNotAsked) {
   loop.remove_deadline_source(id);
   loop.run_once(0ms);
   EXPECT_EQ(asked, before);
+}
+
+TEST(EventLoopTest, BeforeWaitRunsAfterCallbacksBeforeTheNextWait) {
+  // A timer queues work; the before-wait callback sees it before the loop
+  // sleeps again (how StackRuntime flushes a batch of datagrams).
+  EventLoop loop;
+  std::vector<std::string> log;
+  loop.add_timer(loop.now(), [&] { log.push_back("timer"); });
+  const auto id = loop.add_before_wait([&] { log.push_back("before-wait"); });
+  loop.run_once(0ms);
+  loop.run_once(0ms);
+  EXPECT_EQ(log, (std::vector<std::string>{"before-wait", "timer", "before-wait"}));
+  loop.remove_before_wait(id);
+  loop.run_once(0ms);
+  EXPECT_EQ(log.size(), 3u);
 }
 
 TEST(EventLoopTest, AdapterWithoutFdServicedAtItsDeadline) {

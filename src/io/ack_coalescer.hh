@@ -1,0 +1,29 @@
+#pragma once
+
+// ACK coalescing on the way out: in a batch of outgoing IPv4 datagrams (what
+// a stack sent during one pass of the event loop), a pure TCP ACK is left out
+// when a later pure ACK of the same connection in the same batch carries
+// everything it said: a higher cumulative ACK, or the same one with SACK
+// blocks in both (the later blocks describe the newer receive queue). Only
+// the newest window, SACK blocks and timestamp echo reach the peer, as if the
+// stack had waited until the end of the pass to acknowledge; Linux does the
+// same on receive with GRO and its compressed SACKs (tcp_comp_sack_nr). A
+// duplicate ACK without SACK is never removed: the peer counts those for
+// fast retransmit (RFC 5681 §3.2). Datagrams that are anything else (data,
+// SYN, FIN, RST, not TCP, IPv4 options) are kept as they are.
+//
+// A pure function over bytes; StackRuntime applies it before send_batch().
+
+#include <cstddef>
+#include <string_view>
+
+namespace tinytcp::io {
+
+// Removes the superseded ACKs from `datagrams[0, count)`, keeping the order of
+// the rest, and returns how many are left. Looks at up to kMaxFlows
+// connections per batch; ACKs of further ones are kept.
+size_t coalesce_acks(std::string_view* datagrams, size_t count);
+
+constexpr size_t kAckCoalescerMaxFlows = 16;
+
+}  // namespace tinytcp::io

@@ -1,0 +1,165 @@
+#include "io/ack_coalescer.hh"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "stack/datagram_codec.hh"
+#include "util/buffer.hh"
+
+namespace tinytcp::io {
+namespace {
+
+const stack::FourTuple kFlow{wire::Ipv4Address::from_octets(169, 254, 144, 9), 9,
+                             wire::Ipv4Address::from_octets(169, 254, 144, 1), 40000};
+
+class AckCoalescerTest : public ::testing::Test {
+ protected:
+  // A pure ACK (with timestamps, as the Host sends them).
+  tcp::TcpSegment ack(uint32_t ackno) {
+    tcp::TcpSegment s;
+    s.seqno = tcp::Wrap32{100};
+    s.ack = true;
+    s.ackno = tcp::Wrap32{ackno};
+    s.window = 512;
+    s.options.timestamps = tcp::Timestamps{1, 2};
+    return s;
+  }
+  tcp::TcpSegment sack(uint32_t ackno, uint32_t left, uint32_t right) {
+    tcp::TcpSegment s = ack(ackno);
+    s.options.sack_count = 1;
+    s.options.sack[0] = tcp::SackBlock{tcp::Wrap32{left}, tcp::Wrap32{right}};
+    return s;
+  }
+  // Adds a datagram tagged with `name` so the test can say which stayed.
+  void add(const std::string& name, const tcp::TcpSegment& s,
+           const stack::FourTuple& flow = kFlow) {
+    std::string out(2000, '\0');
+    BufferWriter w(out.data(), out.size());
+    ASSERT_TRUE(stack::serialize_datagram(s, flow, 64, w));
+    out.resize(w.size());
+    names_.push_back(name);
+    datagrams_.push_back(out);
+  }
+  std::vector<std::string> kept() {
+    std::vector<std::string_view> views(datagrams_.begin(), datagrams_.end());
+    const size_t n = coalesce_acks(views.data(), views.size());
+    std::vector<std::string> out;
+    for (size_t i = 0; i < n; ++i) {
+      for (size_t k = 0; k < datagrams_.size(); ++k) {
+        if (views[i].data() == datagrams_[k].data()) {
+          out.push_back(names_[k]);
+        }
+      }
+    }
+    return out;
+  }
+
+  std::vector<std::string> names_;
+  std::vector<std::string> datagrams_;
+};
+
+using Names = std::vector<std::string>;
+
+TEST_F(AckCoalescerTest, OlderCumulativeAcksGiveWayToTheNewest) {
+  add("a", ack(1000));
+  add("b", ack(2000));
+  add("c", ack(3000));
+  EXPECT_EQ(kept(), (Names{"c"}));
+}
+
+TEST_F(AckCoalescerTest, DuplicateAcksWithoutSackAreKept) {
+  // RFC 5681 §3.2: the peer counts them for fast retransmit.
+  add("a", ack(1000));
+  add("b", ack(1000));
+  add("c", ack(1000));
+  EXPECT_EQ(kept(), (Names{"a", "b", "c"}));
+}
+
+TEST_F(AckCoalescerTest, SackAcksForTheSameHoleGiveWayToTheNewest) {
+  add("a", sack(1000, 2000, 3000));
+  add("b", sack(1000, 2000, 4000));
+  add("c", sack(1000, 2000, 5000));
+  EXPECT_EQ(kept(), (Names{"c"}));
+}
+
+TEST_F(AckCoalescerTest, SackAckBeforeAPlainDuplicateIsKept) {
+  add("a", sack(1000, 2000, 3000));
+  add("b", ack(1000));
+  EXPECT_EQ(kept(), (Names{"a", "b"}));
+}
+
+TEST_F(AckCoalescerTest, NewerAckIsNeverRemovedForAnOlderOne) {
+  add("a", ack(3000));
+  add("b", ack(2000));  // reordered in the batch: both stay
+  EXPECT_EQ(kept(), (Names{"a", "b"}));
+}
+
+TEST_F(AckCoalescerTest, AckComparisonWrapsAround) {
+  add("a", ack(0xfffffff0u));
+  add("b", ack(0x10));
+  EXPECT_EQ(kept(), (Names{"b"}));
+}
+
+TEST_F(AckCoalescerTest, ConnectionsAreCoalescedSeparately) {
+  stack::FourTuple other = kFlow;
+  other.remote_port = 40001;
+  add("a1", ack(1000));
+  add("b1", ack(1000), other);
+  add("a2", ack(2000));
+  add("b2", ack(2000), other);
+  EXPECT_EQ(kept(), (Names{"a2", "b2"}));
+}
+
+TEST_F(AckCoalescerTest, DataFinSynRstAreKept) {
+  const std::string payload(100, 'x');
+  auto data = ack(1000);
+  data.payload = payload;
+  auto fin = ack(1000);
+  fin.fin = true;
+  auto rst = ack(1000);
+  rst.rst = true;
+  auto syn = ack(1000);
+  syn.syn = true;
+  add("data", data);
+  add("fin", fin);
+  add("rst", rst);
+  add("syn", syn);
+  add("ack", ack(5000));
+  EXPECT_EQ(kept(), (Names{"data", "fin", "rst", "syn", "ack"}));
+}
+
+TEST_F(AckCoalescerTest, MalformedOrTruncatedDatagramsAreKept) {
+  add("a", ack(1000));
+  add("b", ack(2000));
+  const std::string whole = datagrams_[0];
+  for (size_t n = 0; n < whole.size(); ++n) {
+    datagrams_[0] = whole.substr(0, n);
+    EXPECT_EQ(kept(), (Names{"a", "b"})) << "length " << n;
+  }
+}
+
+TEST_F(AckCoalescerTest, FlowsPastTheLimitAreLeftAlone) {
+  for (uint16_t port = 0; port < kAckCoalescerMaxFlows + 1; ++port) {
+    stack::FourTuple flow = kFlow;
+    flow.remote_port = static_cast<uint16_t>(50000 + port);
+    add("old" + std::to_string(port), ack(1000), flow);
+  }
+  for (uint16_t port = 0; port < kAckCoalescerMaxFlows + 1; ++port) {
+    stack::FourTuple flow = kFlow;
+    flow.remote_port = static_cast<uint16_t>(50000 + port);
+    add("new" + std::to_string(port), ack(2000), flow);
+  }
+  const Names k = kept();
+  // Only the newest ACKs of the first kMaxFlows connections seen from the end
+  // are tracked: one old ACK stays.
+  EXPECT_EQ(k.size(), kAckCoalescerMaxFlows + 2);
+}
+
+TEST_F(AckCoalescerTest, EmptyBatch) {
+  EXPECT_TRUE(kept().empty());
+}
+
+}  // namespace
+}  // namespace tinytcp::io

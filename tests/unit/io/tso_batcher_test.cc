@@ -1,0 +1,244 @@
+#include "io/tso_batcher.hh"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "io/virtio_net_header.hh"
+#include "stack/datagram_codec.hh"
+#include "util/buffer.hh"
+#include "wire/ipv4.hh"
+#include "wire/tcp_header.hh"
+
+namespace tinytcp::io {
+namespace {
+
+const stack::FourTuple kFlow{wire::Ipv4Address::from_octets(169, 254, 144, 9), 80,
+                             wire::Ipv4Address::from_octets(169, 254, 144, 1), 40000};
+
+// Builds the datagrams the Host would send; verb helpers change one field.
+class TsoBatcherTest : public ::testing::Test {
+ protected:
+  tcp::TcpSegment data(uint32_t seq, size_t bytes) {
+    payloads_.push_back(std::string(bytes, static_cast<char>('a' + payloads_.size() % 26)));
+    tcp::TcpSegment s;
+    s.seqno = tcp::Wrap32{seq};
+    s.ack = true;
+    s.ackno = tcp::Wrap32{777};
+    s.window = 1024;
+    s.options.timestamps = tcp::Timestamps{1000, 2000};
+    s.payload = payloads_.back();
+    return s;
+  }
+  void add(const tcp::TcpSegment& s, const stack::FourTuple& flow = kFlow) {
+    std::string out(70000, '\0');
+    BufferWriter w(out.data(), out.size());
+    ASSERT_TRUE(stack::serialize_datagram(s, flow, 64, w));
+    out.resize(w.size());
+    datagrams_.push_back(out);
+  }
+  // `count` full segments of `mss` bytes from sequence number 1000.
+  void add_run(size_t count, size_t mss = 1448) {
+    for (size_t i = 0; i < count; ++i) {
+      add(data(static_cast<uint32_t>(1000 + i * mss), mss));
+    }
+  }
+  TsoRun run(size_t max_bytes = 65535) {
+    views_.assign(datagrams_.begin(), datagrams_.end());
+    return find_tso_run(views_.data(), views_.size(), max_bytes);
+  }
+  // The super-packet of `r` as the kernel would read it: virtio-net header,
+  // merged headers, payloads.
+  std::string super_packet(const TsoRun& r) {
+    std::string out(tso_header_bytes(r), '\0');
+    EXPECT_EQ(write_tso_header(views_.data(), r, out.data()), out.size());
+    for (size_t i = 0; i < r.count; ++i) {
+      out += datagrams_[i].substr(r.header_bytes);
+    }
+    return out;
+  }
+
+  std::vector<std::string> payloads_{};
+  std::vector<std::string> datagrams_;
+  std::vector<std::string_view> views_;
+};
+
+TEST_F(TsoBatcherTest, FullSegmentsOfOneFlowMerge) {
+  add_run(5);
+  const TsoRun r = run();
+  EXPECT_EQ(r.count, 5u);
+  EXPECT_EQ(r.header_bytes, 20u + 32u);  // IPv4 + TCP with timestamps
+  EXPECT_EQ(r.payload_bytes, 5u * 1448u);
+  EXPECT_EQ(r.segment_payload, 1448);
+}
+
+TEST_F(TsoBatcherTest, ShortLastSegmentJoins) {
+  add_run(3);
+  add(data(1000 + 3 * 1448, 100));
+  EXPECT_EQ(run().count, 4u);
+  EXPECT_EQ(run().payload_bytes, 3u * 1448u + 100u);
+}
+
+TEST_F(TsoBatcherTest, ShortSegmentEndsTheRun) {
+  add_run(2);
+  add(data(1000 + 2 * 1448, 100));
+  add(data(1000 + 2 * 1448 + 100, 1448));
+  EXPECT_EQ(run().count, 3u);
+}
+
+TEST_F(TsoBatcherTest, LongerSegmentAfterTheFirstEndsTheRun) {
+  add(data(1000, 1000));
+  add(data(2000, 1448));
+  EXPECT_EQ(run().count, 1u);
+}
+
+TEST_F(TsoBatcherTest, SequenceGapEndsTheRun) {
+  add_run(2);
+  add(data(1000 + 3 * 1448, 1448));
+  EXPECT_EQ(run().count, 2u);
+}
+
+TEST_F(TsoBatcherTest, RetransmissionBeforeNewDataEndsTheRun) {
+  add_run(2);
+  add(data(1000, 1448));
+  EXPECT_EQ(run().count, 2u);
+}
+
+TEST_F(TsoBatcherTest, AnotherFlowEndsTheRun) {
+  add_run(2);
+  stack::FourTuple other = kFlow;
+  other.remote_port = 40001;
+  add(data(1000 + 2 * 1448, 1448), other);
+  EXPECT_EQ(run().count, 2u);
+}
+
+TEST_F(TsoBatcherTest, DifferentAckEndsTheRun) {
+  add_run(2);
+  auto s = data(1000 + 2 * 1448, 1448);
+  s.ackno = tcp::Wrap32{778};
+  add(s);
+  EXPECT_EQ(run().count, 2u);
+}
+
+TEST_F(TsoBatcherTest, DifferentWindowEndsTheRun) {
+  add_run(2);
+  auto s = data(1000 + 2 * 1448, 1448);
+  s.window = 1023;
+  add(s);
+  EXPECT_EQ(run().count, 2u);
+}
+
+TEST_F(TsoBatcherTest, DifferentTimestampEndsTheRun) {
+  add_run(2);
+  auto s = data(1000 + 2 * 1448, 1448);
+  s.options.timestamps = tcp::Timestamps{1001, 2000};
+  add(s);
+  EXPECT_EQ(run().count, 2u);
+}
+
+TEST_F(TsoBatcherTest, FinSynRstUrgAreNeverMerged) {
+  for (int flag = 0; flag < 4; ++flag) {
+    datagrams_.clear();
+    add_run(1);
+    auto s = data(1000 + 1448, 1448);
+    s.fin = flag == 0;
+    s.syn = flag == 1;
+    s.rst = flag == 2;
+    s.urg = flag == 3;
+    add(s);
+    EXPECT_EQ(run().count, 1u) << "flag " << flag;
+  }
+}
+
+TEST_F(TsoBatcherTest, PureAcksAreNotMerged) {
+  add(data(1000, 0));
+  add(data(1000, 0));
+  EXPECT_EQ(run().count, 1u);
+}
+
+TEST_F(TsoBatcherTest, PshOnTheLastSegmentMergesAndIsKept) {
+  add_run(2);
+  auto s = data(1000 + 2 * 1448, 1448);
+  s.psh = true;
+  add(s);
+  const TsoRun r = run();
+  ASSERT_EQ(r.count, 3u);
+  const std::string p = super_packet(r);
+  const auto ip = wire::parse_ipv4(std::string_view(p).substr(VirtioNetHeader::kSize));
+  ASSERT_TRUE(ip);
+  EXPECT_EQ(static_cast<uint8_t>(ip->payload[13]) & 0x08, 0x08);
+}
+
+TEST_F(TsoBatcherTest, RunStopsAt64KiB) {
+  add_run(60);
+  const TsoRun r = run();
+  EXPECT_EQ(r.count, (65535u - 52u) / 1448u);
+  EXPECT_LE(r.header_bytes + r.payload_bytes, 65535u);
+}
+
+TEST_F(TsoBatcherTest, MaxBytesLimitsTheRun) {
+  add_run(10);
+  EXPECT_EQ(run(52 + 3 * 1448).count, 3u);
+}
+
+TEST_F(TsoBatcherTest, OneDatagramIsARunOfOne) {
+  add_run(1);
+  EXPECT_EQ(run().count, 1u);
+}
+
+TEST_F(TsoBatcherTest, EveryTruncationIsARunOfOne) {
+  add_run(2);
+  const std::string whole = datagrams_[0];
+  for (size_t n = 0; n < whole.size(); ++n) {
+    datagrams_[0] = whole.substr(0, n);
+    EXPECT_EQ(run().count, 1u) << "length " << n;
+  }
+}
+
+TEST_F(TsoBatcherTest, IpOptionsOrFragmentsAreARunOfOne) {
+  add_run(2);
+  std::string& d = datagrams_[0];
+  d[0] = 0x46;  // IHL 6
+  EXPECT_EQ(run().count, 1u);
+  d[0] = 0x45;
+  d[6] = static_cast<char>(d[6] | 0x20);  // more fragments
+  EXPECT_EQ(run().count, 1u);
+}
+
+TEST_F(TsoBatcherTest, SuperPacketParsesAndItsChecksumCompletes) {
+  add_run(4);
+  add(data(1000 + 4 * 1448, 500));
+  const TsoRun r = run();
+  ASSERT_EQ(r.count, 5u);
+  std::string p = super_packet(r);
+
+  const auto v = parse_virtio_net_header(p);
+  ASSERT_TRUE(v);
+  EXPECT_EQ(v->flags, VirtioNetHeader::kNeedsChecksum);
+  EXPECT_EQ(v->gso_type, VirtioNetHeader::kGsoTcpV4);
+  EXPECT_EQ(v->gso_size, 1448);
+  EXPECT_EQ(v->header_length, 52);
+  EXPECT_EQ(v->checksum_start, 20);
+  EXPECT_EQ(v->checksum_offset, 16);
+
+  // What the kernel does with it: complete the checksum; then it is one
+  // valid TCP segment carrying every payload in order.
+  std::string packet = p.substr(VirtioNetHeader::kSize);
+  ASSERT_TRUE(complete_checksum(packet.data(), packet.size(), *v));
+  const auto ip = wire::parse_ipv4(packet);
+  ASSERT_TRUE(ip);
+  EXPECT_EQ(ip->header.total_length, packet.size());
+  const auto tcp = wire::parse_tcp(ip->payload, ip->header.src.value, ip->header.dst.value);
+  ASSERT_TRUE(tcp);
+  EXPECT_EQ(tcp->header.seqno, 1000u);
+  EXPECT_EQ(tcp->header.ackno, 777u);
+  std::string want;
+  for (size_t i = 0; i < 5; ++i) {
+    want += payloads_[i];
+  }
+  EXPECT_EQ(tcp->payload, want);
+}
+
+}  // namespace
+}  // namespace tinytcp::io
