@@ -51,6 +51,10 @@ RuntimeOptions runtime_options(const TransportOptions& options, bool listening) 
   runtime.impair = options.impair;
   runtime.pcap = options.pcap;
   runtime.seed = options.seed;
+  // Every ACK reaches the sender: under loss, leaving superseded ones out
+  // cost a 10 MiB transfer at 5% loss a quarter of its bytes in spurious
+  // retransmissions (efficiency 77% instead of 95%) and 3-8x the time.
+  runtime.coalesce_acks = false;
   runtime.tcp = transfer_tcp_config(options);
   if (options.transport == "tun") {
     runtime.dev = options.dev.empty() ? "tun144" : options.dev;
