@@ -35,11 +35,13 @@ while [ $# -gt 0 ]; do
 done
 [ "$(id -u)" -eq 0 ] || { echo "bench-loss: needs root (network namespaces)" >&2; exit 1; }
 
-BIN=build/release/bin
-if [ ! -x "$BIN/file-send" ]; then
-  cmake --preset release >/dev/null
+# TT_BIN=DIR runs binaries copied elsewhere (so a rebuild cannot change them
+# mid-sweep); by default the release build, brought up to date first.
+BIN=${TT_BIN:-build/release/bin}
+if [ -z "${TT_BIN:-}" ]; then
+  [ -x "$BIN/file-send" ] || cmake --preset release >/dev/null
+  cmake --build --preset release --target file-send file-recv >/dev/null
 fi
-cmake --build --preset release --target file-send file-recv >/dev/null
 
 TAG="bl$$"
 TAG=${TAG:0:8}

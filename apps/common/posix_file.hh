@@ -22,8 +22,9 @@ class PosixFileSource : public proto::FileSource {
 
   uint64_t size() const override { return size_; }
   Expected<size_t, std::string> read(uint64_t offset, char* out, size_t n) override;
-  // SHA-256 of the whole file (reads it once).
-  Sha256Digest sha256();
+  // The protocol's file id: SHA-256 of the size and the first and last MiB
+  // (two reads, whatever the size).
+  Sha256Digest file_id();
 
  private:
   int fd_ = -1;

@@ -73,10 +73,10 @@ int run(int argc, char** argv) {
   }
   const double t0 = apps::monotonic_seconds();
   std::unique_ptr<apps::PosixFileSource> source;
-  Sha256Digest digest{};
+  Sha256Digest file_id{};
   try {
     source = std::make_unique<apps::PosixFileSource>(path);
-    digest = source->sha256();
+    file_id = source->file_id();
   } catch (const std::exception& e) {
     return fail(kLocal, e.what());
   }
@@ -94,7 +94,7 @@ int run(int argc, char** argv) {
   }
 
   proto::FileSender sender;
-  sender.offer(*source, name, digest);
+  sender.offer(*source, name, file_id);
   apps::Progress progress(name);
   apps::PumpIo io;
   io.output = [&] { return sender.output(); };
@@ -168,7 +168,7 @@ int run(int argc, char** argv) {
                   ? "default"
                   : apps::default_congestion_control(transport->transport);
     j["impairment"] = transport->impair;
-    j["sha256"] = to_hex(digest);
+    j["sha256"] = to_hex(outcome.sha256);
     j["verified"] = true;
     std::cout << j.dump() << "\n";
   } else {
@@ -177,7 +177,7 @@ int run(int argc, char** argv) {
         "verified (sha256={})\n",
         name, size, seconds, mbps, info.retransmits, efficiency * 100,
         outcome.resumed_from > 0 ? fmt::format(", resumed at {}", outcome.resumed_from) : "",
-        to_hex(digest));
+        to_hex(outcome.sha256));
   }
   return kOk;
 }

@@ -39,9 +39,12 @@ struct UdpEndpoint {
 };
 
 struct UdpTunnelConfig {
-  UdpEndpoint local;                  // port 0: the kernel picks one
-  std::optional<UdpEndpoint> peer;    // unset: adopt the first sender
-  size_t mtu = 1500;                  // largest datagram send() accepts
+  UdpEndpoint local;                // port 0: the kernel picks one
+  std::optional<UdpEndpoint> peer;  // unset: adopt the first sender
+  // The largest datagram send() accepts. Carried inside UDP over IPv4 (28
+  // bytes of headers), 1472 fits an Ethernet path of MTU 1500 without
+  // fragments; loopback would take more, a real link would drop them.
+  size_t mtu = 1472;
   size_t batch = 64;                  // datagrams per recvmmsg/sendmmsg
   size_t receive_slot_bytes = 65536;  // per received datagram; larger ones are dropped
   int socket_buffer_bytes = 4 << 20;  // SO_RCVBUF/SO_SNDBUF request

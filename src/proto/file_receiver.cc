@@ -69,7 +69,6 @@ void FileReceiver::on_offer(const Offer& offer) {
   FileOutcome outcome;
   outcome.name = offer.name;
   outcome.size = offer.size;
-  outcome.sha256 = offer.sha256;
   files_.push_back(outcome);
   if (offer.version != kVersion) {
     reject(RejectReason::BadVersion,
@@ -88,7 +87,7 @@ void FileReceiver::on_offer(const Offer& offer) {
     reject(RejectReason::TooLarge, fmt::format("{} > {} bytes", offer.size, policy_.max_size));
     return;
   }
-  const auto partial = sink_.open(offer.name, offer.sha256);
+  const auto partial = sink_.open(offer.name, offer.file_id);
   if (!partial) {
     reject(RejectReason::IoError, partial.error());
     return;
@@ -144,7 +143,8 @@ void FileReceiver::on_trailer(const Trailer& trailer) {
   const Sha256Digest got = hash_.finish();
   Result result;
   result.received_sha256 = got;
-  if (got != offer_.sha256 || trailer.sha256 != offer_.sha256) {
+  files_.back().sha256 = got;
+  if (got != trailer.sha256) {
     sink_.discard();
     result.status = ResultStatus::Mismatch;
     files_.back().error = "sha256 mismatch: the file was discarded";

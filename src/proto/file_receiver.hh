@@ -40,8 +40,8 @@ class FileReceiver {
     uint64_t resumed_from = 0;
     uint64_t bytes_received = 0;  // file bytes received in this session
     bool ok = false;
-    std::string error;  // one line when !ok
-    Sha256Digest sha256{};
+    std::string error;      // one line when !ok
+    Sha256Digest sha256{};  // of the bytes received, once the TRAILER came
   };
 
   FileReceiver(FileSink& sink, ReceiverPolicy policy) : sink_(sink), policy_(policy) {}

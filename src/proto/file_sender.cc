@@ -8,20 +8,19 @@ namespace {
 constexpr size_t kChunk = 256 * 1024;
 }
 
-void FileSender::offer(FileSource& source, std::string name, const Sha256Digest& sha256) {
+void FileSender::offer(FileSource& source, std::string name, const Sha256Digest& file_id) {
   if (state_ != State::Idle) {
     fail("offer() while a transfer is in progress");
     return;
   }
   source_ = &source;
-  sha256_ = sha256;
   size_ = source.size();
   position_ = 0;
   outcome_ = Outcome{};
   Offer o;
   o.name = std::move(name);
   o.size = size_;
-  o.sha256 = sha256;
+  o.file_id = file_id;
   encode(o, out_);
   state_ = State::Offering;
 }
@@ -68,11 +67,13 @@ void FileSender::refill() {
       return;
     }
     out_.resize(*got);
+    hash_.update(out_);
     position_ += *got;
     outcome_.bytes_sent += *got;
     return;
   }
-  encode(Trailer{sha256_}, out_);
+  outcome_.sha256 = hash_.finish();
+  encode(Trailer{outcome_.sha256}, out_);
   state_ = State::AwaitResult;
 }
 
@@ -95,9 +96,11 @@ void FileSender::on_input(std::string_view data) {
 void FileSender::on_message(const Message& m) {
   if (const auto* accept = std::get_if<Accept>(&m); accept && state_ == State::Offering) {
     uint64_t offset = 0;
+    hash_.finish();  // start over
     if (accept->resume_offset > 0 && accept->resume_offset <= size_) {
-      // Resume only if the receiver's bytes are our bytes (prefix hash).
-      Sha256 prefix;
+      // Resume only if the receiver's bytes are our bytes (prefix hash); the
+      // whole-file hash then continues from the prefix's.
+      Sha256& prefix = hash_;
       std::string buf(kChunk, '\0');
       uint64_t at = 0;
       bool readable = true;
@@ -112,8 +115,10 @@ void FileSender::on_message(const Message& m) {
         prefix.update(std::string_view(buf).substr(0, *got));
         at += *got;
       }
-      if (readable && prefix.finish() == accept->prefix_sha256) {
+      if (readable && prefix.peek() == accept->prefix_sha256) {
         offset = accept->resume_offset;
+      } else {
+        hash_.finish();  // restart from 0
       }
     }
     start_data(offset);

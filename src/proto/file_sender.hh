@@ -34,10 +34,12 @@ class FileSender {
     std::string error;          // one line for the user when !ok
     std::optional<RejectReason> rejected;
     std::optional<ResultStatus> result;
+    Sha256Digest sha256{};  // of the whole file, once sent
   };
 
-  // Offers a file: `sha256` must be the digest of all of `source`'s bytes.
-  void offer(FileSource& source, std::string name, const Sha256Digest& sha256);
+  // Offers a file under `file_id` (proto::Offer::file_id). Its SHA-256 is
+  // computed from the bytes as they are sent.
+  void offer(FileSource& source, std::string name, const Sha256Digest& file_id);
   // After the last file: say goodbye.
   void finish_stream();
 
@@ -61,7 +63,7 @@ class FileSender {
 
   State state_ = State::Idle;
   FileSource* source_ = nullptr;
-  Sha256Digest sha256_{};
+  Sha256 hash_;  // of the file bytes [0, position_)
   uint64_t size_ = 0;
   uint64_t position_ = 0;  // next file byte to put into out_
   std::string out_;        // control frames or a chunk of file bytes

@@ -39,10 +39,10 @@ class FileSink {
   // Free bytes where the file will be written.
   virtual uint64_t free_space() = 0;
   // Opens (creating if needed) the partial file for the file named `name`
-  // whose whole content hashes to `sha256`: a partial file of a different
-  // content is never resumed.
+  // with id `file_id` (proto::Offer::file_id): a partial file kept for another
+  // id is never resumed.
   virtual Expected<PartialFile, std::string> open(std::string_view name,
-                                                  const Sha256Digest& sha256) = 0;
+                                                  const Sha256Digest& file_id) = 0;
   // Feeds the first `n` held bytes to `hash` (to check and continue a resume).
   virtual Expected<bool, std::string> hash_prefix(uint64_t n, Sha256& hash) = 0;
   // Drops held bytes past `n`.

@@ -104,7 +104,7 @@ struct BodyWriter {
     w.bytes(m.name);
     w.u32(static_cast<uint32_t>(m.size >> 32));
     w.u32(static_cast<uint32_t>(m.size));
-    w.bytes(digest_view(m.sha256));
+    w.bytes(digest_view(m.file_id));
   }
   void operator()(const Accept& m) const {
     w.u32(static_cast<uint32_t>(m.resume_offset >> 32));
@@ -169,7 +169,7 @@ Expected<Message, FrameError> decode(FrameType type, std::string_view body) {
       const uint16_t name_len = r.u16();
       m.name = std::string(r.bytes(name_len));
       m.size = read_u64(r);
-      read_digest(r, m.sha256);
+      read_digest(r, m.file_id);
       if (r.ok() && m.magic != kMagic) {
         return make_unexpected(FrameError::BadMagic);
       }

@@ -4,17 +4,24 @@
 // protocol runs over any reliable byte stream (our TCP, kernel TCP):
 //
 //   sender                                   receiver
-//   OFFER  name, size, sha256 ------------->
+//   OFFER  name, size, file id ------------>
 //          <------------- ACCEPT resume offset, prefix sha256  (or REJECT reason)
 //   START  offset ------------------------->
 //   file bytes [offset, size), unframed --->
-//   TRAILER sha256 ------------------------>
+//   TRAILER sha256 of the whole file ------>
 //          <------------- RESULT ok | mismatch | write error
 //   ... another OFFER (a directory), or BYE
 //
 // Every control message is a frame: type (u8), body length (u32, at most
 // kMaxFrameBody), body. File bytes are sent raw between START and TRAILER, so
 // the bulk of a transfer costs no framing. All integers are big-endian.
+//
+// Version 2: the OFFER carries a file id (what a partial file is kept under
+// for resume) instead of the content's SHA-256, which the sender now computes
+// while it sends and puts in the TRAILER; a sender no longer reads the whole
+// file once before the first byte leaves (a second for 1 GiB). Resume stays
+// safe whatever the id: the receiver proves its prefix with its SHA-256, and
+// the TRAILER's digest covers every byte.
 
 #include <cstdint>
 #include <optional>
@@ -28,7 +35,7 @@
 namespace tinytcp::proto {
 
 inline constexpr uint32_t kMagic = 0x54544654;  // "TTFT"
-inline constexpr uint16_t kVersion = 1;
+inline constexpr uint16_t kVersion = 2;
 inline constexpr uint32_t kMaxFrameBody = 64 * 1024;
 inline constexpr size_t kMaxNameBytes = 255;
 
@@ -47,7 +54,10 @@ struct Offer {
   uint16_t version = kVersion;
   std::string name;  // base name only; the receiver validates it
   uint64_t size = 0;
-  Sha256Digest sha256{};
+  // Identifies this file's content for resume: partial files are kept under
+  // it. Any digest the sender derives from the file (file-send: SHA-256 of
+  // the size and the first and last MiB).
+  Sha256Digest file_id{};
 };
 
 struct Accept {
@@ -76,7 +86,7 @@ struct Start {
 };
 
 struct Trailer {
-  Sha256Digest sha256{};
+  Sha256Digest sha256{};  // of the whole file, offset 0 to size
 };
 
 enum class ResultStatus : uint8_t {

@@ -233,6 +233,36 @@ TEST_F(FileTransferTest, ResumesAfterInterruption) {
   EXPECT_EQ(second.resumed_from, held);
   EXPECT_EQ(second.bytes_sent, data.size() - held);
   EXPECT_EQ(sink.files["resume.bin"], data);  // whole-file sha256 verified
+  // The TRAILER's digest covers the whole file, the resumed prefix included.
+  EXPECT_EQ(second.sha256, sha256(data));
+  EXPECT_EQ(last_file.sha256, sha256(data));
+}
+
+TEST_F(FileTransferTest, DigestIsComputedWhileSending) {
+  const std::string data = Rng(8).bytes(700'000);
+  const auto outcome = send("digest.bin", data);
+  ASSERT_TRUE(outcome.ok) << outcome.error;
+  EXPECT_EQ(outcome.sha256, sha256(data));
+  EXPECT_EQ(last_file.sha256, sha256(data));
+}
+
+TEST_F(FileTransferTest, ChangedFileUnderTheSameIdIsCaughtByThePrefixHash) {
+  // The id only picks the partial file: a file that changed but kept its id
+  // (same size, same first and last MiB) is still never spliced.
+  const std::string original = Rng(9).bytes(300'000);
+  Pump cut;
+  cut.cut_after = 150'000;
+  EXPECT_FALSE(send("same-id.bin", original, cut).ok);
+  std::string changed = original;
+  changed[1000] = static_cast<char>(changed[1000] ^ 0x5a);  // inside the held prefix
+  MemorySource source(changed);
+  FileSender sender;
+  FileReceiver receiver(sink, policy);
+  sender.offer(source, "same-id.bin", sha256(original));  // the old id
+  Pump{}.run(sender, receiver);
+  ASSERT_TRUE(sender.outcome().ok) << sender.outcome().error;
+  EXPECT_EQ(sender.outcome().resumed_from, 0u);
+  EXPECT_EQ(sink.files["same-id.bin"], changed);
 }
 
 TEST_F(FileTransferTest, ResumeWithForeignPrefixRestartsFromZero) {

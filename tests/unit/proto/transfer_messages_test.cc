@@ -32,10 +32,10 @@ TEST(TransferMessagesTest, OfferGoldenBytes) {
   Offer o;
   o.name = "a.txt";
   o.size = 0x0102030405060708;
-  o.sha256.fill(0xab);
+  o.file_id.fill(0xab);
   const std::string bytes = frame_of(o);
   const std::string head{
-      "\x01\x00\x00\x00\x35TTFT\x00\x01\x00\x05"
+      "\x01\x00\x00\x00\x35TTFT\x00\x02\x00\x05"
       "a.txt\x01\x02\x03\x04\x05\x06\x07\x08",
       5 + 4 + 2 + 2 + 5 + 8};
   ASSERT_EQ(bytes.size(), head.size() + 32);
