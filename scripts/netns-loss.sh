@@ -12,7 +12,8 @@
 # receiving end, never on OUTPUT (a datagram dropped in OUTPUT makes sendto
 # fail with EPERM instead of being lost), and on FORWARD in tt-TAG-a for what
 # it forwards from the veth to a TUN device (the stack on it is a receiving
-# end too). Segmentation offloads are off, so one drop is one packet.
+# end too). Segmentation offloads are off (UDP's included), so one drop is one
+# packet.
 # Forwarding is turned on only inside tt-TAG-a, and only by `tun`.
 set -euo pipefail
 
@@ -61,7 +62,11 @@ case "$cmd" in
         dev=${pair#*:}
         ip -n "$ns" link set lo up
         ip -n "$ns" link set "$dev" up
-        ip netns exec "$ns" ethtool -K "$dev" tso off gso off gro off >/dev/null 2>&1 || true
+        # Every segmentation offload off, UDP's too: a UDP GSO super-packet
+        # would otherwise cross the veth whole and one iptables drop would
+        # take up to 64 KiB of tunnel datagrams with it.
+        ip netns exec "$ns" ethtool -K "$dev" tso off gso off gro off tx-udp-segmentation off \
+          >/dev/null 2>&1 || true
       done
     fi
     set_loss "${3:-0}"
