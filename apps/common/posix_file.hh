@@ -57,6 +57,8 @@ class PosixFileSink : public proto::FileSink {
   std::string dir_;
   bool force_;
   int fd_ = -1;
+  static constexpr uint64_t kWritebackEvery = 8 << 20;
+  uint64_t unsynced_ = 0;  // bytes written since writeback was last started
   std::string final_path_;
   std::string partial_path_;
 };
