@@ -62,9 +62,10 @@ struct TransferResult {
 };
 
 TransferResult transfer(uint16_t mss, double loss, uint64_t total, const std::string& source,
-                        uint64_t seed) {
+                        uint64_t seed, const char* cc) {
   TcpConfig config;
   config.mss = mss;
+  config.congestion_control = cc;
   Rng rng(seed);
   Queue ba;
   Instant now;
@@ -141,13 +142,13 @@ TransferResult transfer(uint16_t mss, double loss, uint64_t total, const std::st
   return r;
 }
 
-void bm_transfer(benchmark::State& state, uint16_t mss, double loss) {
+void bm_transfer_with(benchmark::State& state, uint16_t mss, double loss, const char* cc) {
   constexpr uint64_t kTotal = 64ull << 20;
   const std::string source = Rng(1).bytes(1 << 20);
   uint64_t seed = 1;
   uint64_t bytes = 0;
   for (auto _ : state) {
-    const TransferResult r = transfer(mss, loss, kTotal, source, seed++);
+    const TransferResult r = transfer(mss, loss, kTotal, source, seed++, cc);
     if (r.delivered != kTotal || !r.intact || !r.closed) {
       state.SkipWithError("transfer incomplete or corrupted");
       return;
@@ -155,6 +156,16 @@ void bm_transfer(benchmark::State& state, uint16_t mss, double loss) {
     bytes += r.delivered;
   }
   state.SetBytesProcessed(static_cast<int64_t>(bytes));
+}
+
+void bm_transfer(benchmark::State& state, uint16_t mss, double loss) {
+  bm_transfer_with(state, mss, loss, "reno");
+}
+
+// The same transfer with bbr: delivery-rate sampling on every ACK and pacing
+// (on this zero-delay link the pacing releases are the event loop's jumps).
+void bm_transfer_bbr(benchmark::State& state, uint16_t mss, double loss) {
+  bm_transfer_with(state, mss, loss, "bbr");
 }
 
 BENCHMARK_CAPTURE(bm_transfer, mss1460_loss0, 1460, 0.0)
@@ -171,6 +182,15 @@ BENCHMARK_CAPTURE(bm_transfer, mss1460_loss1, 1460, 0.01)
     ->UseRealTime();
 BENCHMARK_CAPTURE(bm_transfer, mss1460_loss10, 1460, 0.10)
     ->Name("Tcp/transfer/mss:1460/loss:10")
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
+BENCHMARK_CAPTURE(bm_transfer_bbr, mss1460_loss0, 1460, 0.0)
+    ->Name("Tcp/Bbr/transfer/mss:1460/loss:0")
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(bm_transfer_bbr, mss1460_loss1, 1460, 0.01)
+    ->Name("Tcp/Bbr/transfer/mss:1460/loss:1")
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 

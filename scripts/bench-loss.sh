@@ -2,9 +2,12 @@
 # Goodput of file-send/file-recv against real kernel-level random loss, as CSV.
 #
 #   bench-loss.sh [--sizes "10M 100M"] [--loss "0 1 5 10 20 30 50"] [--trials 3]
-#                 [--runs "kernel:cubic kernel:bbr"] [--timeout 120] [--out FILE]
+#                 [--runs "kernel:cubic kernel:bbr udp:default tun:default"] [--timeout 120] [--out FILE]
 #
-# Each run is TRANSPORT:CC. Every trial gets a fresh output directory (so a
+# Each run is TRANSPORT:CC, TRANSPORT one of kernel (kernel TCP both ends), udp
+# (tinytcp both ends, inside the UDP tunnel) or tun (tinytcp on a TUN device in
+# the sender's namespace, forwarded to a kernel receiver), CC a congestion
+# control of that transport or "default". Every trial gets a fresh output directory (so a
 # failed trial's partial file cannot make the next one look faster) and is timed
 # from the sender's process start to its verified exit. Runs inside two
 # throwaway namespaces from scripts/netns-loss.sh; loss applies each way.
@@ -16,7 +19,7 @@ cd "$(dirname "$0")/.."
 sizes="10M"
 losses="0 1 5 10 20 30 50"
 trials=3
-runs="kernel:cubic kernel:bbr"
+runs="kernel:cubic kernel:bbr udp:default tun:default"
 timeout_s=120
 out=""
 while [ $# -gt 0 ]; do
@@ -49,6 +52,8 @@ cleanup() {
 }
 trap cleanup EXIT
 ./scripts/netns-loss.sh up "$TAG" 0
+TUN_N=144
+./scripts/netns-loss.sh tun "$TAG" "$TUN_N"
 NS_A="tt-$TAG-a"
 NS_B="tt-$TAG-b"
 PORT=9000
@@ -75,8 +80,20 @@ for size in $sizes; do
         dest="$WORK/out"
         rm -rf "$dest"
         mkdir -p "$dest"
+        recv_transport=$transport
+        send_args=(--transport "$transport")
+        case "$transport" in
+          tun)
+            recv_transport=kernel
+            send_args+=(--dev "tun$TUN_N")
+            ;;
+          kernel | udp) ;;
+          *) echo "bench-loss: unknown transport $transport" >&2; exit 2 ;;
+        esac
+        [ "$cc" != default ] && send_args+=(--cc "$cc")
         ip netns exec "$NS_B" "$BIN/file-recv" --listen "$PORT" --output "$dest" --once \
-          --transport "$transport" --idle-timeout "$timeout_s" >"$WORK/recv.out" 2>"$WORK/recv.err" &
+          --transport "$recv_transport" --idle-timeout "$timeout_s" \
+          >"$WORK/recv.out" 2>"$WORK/recv.err" &
         RECV_PID=$!
         for _ in $(seq 200); do
           grep -q "listening on port" "$WORK/recv.err" && break
@@ -85,7 +102,7 @@ for size in $sizes; do
         t0=$(date +%s.%N)
         set +e
         timeout "$timeout_s" ip netns exec "$NS_A" "$BIN/file-send" "$file" \
-          --to "169.254.77.2:$PORT" --transport "$transport" --cc "$cc" --json \
+          --to "169.254.77.2:$PORT" "${send_args[@]}" --json \
           --idle-timeout "$timeout_s" --connect-timeout 20 >"$WORK/send.json" 2>"$WORK/send.err"
         rc=$?
         set -e

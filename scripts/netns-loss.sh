@@ -4,18 +4,22 @@
 #
 #   netns-loss.sh up   TAG [LOSS_PERCENT]   create tt-TAG-a (169.254.77.1) and tt-TAG-b (169.254.77.2)
 #   netns-loss.sh loss TAG LOSS_PERCENT     set the loss (each direction)
+#   netns-loss.sh tun  TAG N                tunN in tt-TAG-a (169.254.N.1; tinytcp on it
+#                                           uses 169.254.N.9), forwarded to tt-TAG-b
 #   netns-loss.sh down TAG                  delete both namespaces
 #
 # Loss is applied with `iptables -m statistic --mode random` on INPUT at each
 # receiving end, never on OUTPUT (a datagram dropped in OUTPUT makes sendto
-# fail with EPERM instead of being lost). Segmentation offloads are off, so one
-# drop is one packet.
+# fail with EPERM instead of being lost), and on FORWARD in tt-TAG-a for what
+# it forwards from the veth to a TUN device (the stack on it is a receiving
+# end too). Segmentation offloads are off, so one drop is one packet.
+# Forwarding is turned on only inside tt-TAG-a, and only by `tun`.
 set -euo pipefail
 
 A_ADDR=169.254.77.1
 B_ADDR=169.254.77.2
 
-usage() { echo "usage: $0 up TAG [LOSS%] | loss TAG LOSS% | down TAG" >&2; exit 2; }
+usage() { echo "usage: $0 up TAG [LOSS%] | loss TAG LOSS% | tun TAG N | down TAG" >&2; exit 2; }
 [ $# -ge 2 ] || usage
 cmd=$1
 tag=$2
@@ -32,9 +36,12 @@ set_loss() {
     { echo "netns-loss: loss must be a percentage in [0, 100)" >&2; exit 2; }
   for ns in "$NS_A" "$NS_B"; do
     ip netns exec "$ns" iptables -F INPUT
+    ip netns exec "$ns" iptables -F FORWARD
     if [ "$percent" != 0 ] && [ "$p" != 0.0 ]; then
-      ip netns exec "$ns" iptables -A INPUT -i "ttv$tag-${ns: -1}" \
-        -m statistic --mode random --probability "$p" -j DROP
+      for chain in INPUT FORWARD; do
+        ip netns exec "$ns" iptables -A "$chain" -i "ttv$tag-${ns: -1}" \
+          -m statistic --mode random --probability "$p" -j DROP
+      done
     fi
   done
 }
@@ -62,6 +69,12 @@ case "$cmd" in
   loss)
     [ $# -eq 3 ] || usage
     set_loss "$3"
+    ;;
+  tun)
+    [ $# -eq 3 ] && [[ "$3" =~ ^[0-9]{1,3}$ ]] && [ "$3" -ge 1 ] && [ "$3" -le 254 ] || usage
+    "$(dirname "$0")/tun.sh" start "$3" --netns "$NS_A" >/dev/null
+    ip netns exec "$NS_A" sysctl -qw net.ipv4.ip_forward=1
+    ip -n "$NS_B" route replace "169.254.$3.0/24" via "$A_ADDR"
     ;;
   down)
     ip netns del "$NS_A" 2>/dev/null || true

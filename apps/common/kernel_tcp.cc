@@ -2,10 +2,12 @@
 
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <linux/sockios.h>
 #include <linux/tcp.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -115,6 +117,32 @@ KernelTcpInfo kernel_tcp_info(int fd) {
     out.total_retransmits = info.tcpi_total_retrans;
   }
   return out;
+}
+
+uint64_t kernel_unacknowledged(int fd) {
+  int queued = 0;
+  if (::ioctl(fd, SIOCOUTQ, &queued) != 0 || queued < 0) {
+    return 0;
+  }
+  return static_cast<uint64_t>(queued);
+}
+
+std::string resolve_ipv4(const std::string& host) {
+  in_addr addr{};
+  if (::inet_pton(AF_INET, host.c_str(), &addr) == 1) {
+    return host;
+  }
+  addrinfo hints{};
+  hints.ai_family = AF_INET;
+  addrinfo* result = nullptr;
+  if (::getaddrinfo(host.c_str(), nullptr, &hints, &result) != 0 || result == nullptr) {
+    throw std::runtime_error(fmt::format("cannot resolve {}", host));
+  }
+  char text[INET_ADDRSTRLEN] = {};
+  const auto* sin = reinterpret_cast<const sockaddr_in*>(result->ai_addr);
+  ::inet_ntop(AF_INET, &sin->sin_addr, text, sizeof text);
+  ::freeaddrinfo(result);
+  return text;
 }
 
 }  // namespace tinytcp::apps

@@ -19,6 +19,10 @@ struct HostPort {
 // Parses "HOST:PORT"; throws std::invalid_argument with a clear message.
 HostPort parse_host_port(const std::string& text);
 
+// A dotted quad as is, or the first IPv4 address of a name; throws
+// std::runtime_error "cannot resolve NAME".
+std::string resolve_ipv4(const std::string& host);
+
 // Connects, waiting at most `timeout`; throws "cannot reach HOST:PORT: why".
 // `congestion_control` (e.g. "cubic", "bbr", "reno"; empty: the system
 // default) is set with TCP_CONGESTION before connecting.
@@ -35,5 +39,7 @@ struct KernelTcpInfo {
   uint32_t total_retransmits = 0;
 };
 KernelTcpInfo kernel_tcp_info(int fd);
+// Bytes in the socket's send queue: not yet sent, or sent and not acknowledged.
+uint64_t kernel_unacknowledged(int fd);
 
 }  // namespace tinytcp::apps

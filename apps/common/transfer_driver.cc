@@ -13,6 +13,8 @@
 
 #include <fmt/format.h>
 
+#include "common/kernel_tcp.hh"
+
 namespace tinytcp::apps {
 
 namespace {
@@ -47,6 +49,7 @@ PumpOutcome pump(int fd, const PumpIo& io, Duration idle_timeout) {
   ::fcntl(fd, F_SETFL, flags | O_NONBLOCK);
   std::string buf(kReadBuffer, '\0');
   int64_t last_activity = now_ns();
+  uint64_t unacknowledged = kernel_unacknowledged(fd);
   for (;;) {
     if (io.done()) {
       return {PumpResult::Done, {}};
@@ -64,6 +67,11 @@ PumpOutcome pump(int fd, const PumpIo& io, Duration idle_timeout) {
       return {PumpResult::Error, fmt::format("poll: {}", std::strerror(errno))};
     }
     if (rc == 0) {
+      // The peer acknowledging queued bytes is progress too.
+      if (const uint64_t queued = kernel_unacknowledged(fd); queued != unacknowledged) {
+        unacknowledged = queued;
+        last_activity = now_ns();
+      }
       if (now_ns() - last_activity > idle_timeout.count()) {
         return {PumpResult::Timeout,
                 fmt::format("no progress for {:.0f} s", to_seconds(idle_timeout))};

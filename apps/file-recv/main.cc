@@ -1,13 +1,14 @@
 // file-recv: receives files from file-send into a directory, verifying each
 // file's SHA-256 before it appears under its final name.
 //
-//   file-recv --listen PORT --output DIR [--once] [--force] [--max-size BYTES]
+//   file-recv --listen PORT --output DIR [--transport udp|tun|kernel] [--once]
+//             [--force] [--max-size BYTES] [--loss P ...] [--pcap F]
+//
+// With --transport udp (the default) PORT is the UDP port of the tunnel and the
+// TCP port inside it; with tun the stack listens on the device's 169.254.N.9.
 //
 // Exit status (with --once): 0 when every file of the session was verified and
 // stored, 1 otherwise.
-
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <cstdio>
 #include <iostream>
@@ -17,8 +18,8 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
-#include "common/kernel_tcp.hh"
 #include "common/posix_file.hh"
+#include "common/stream_transport.hh"
 #include "common/transfer_driver.hh"
 #include "proto/file_receiver.hh"
 #include "util/logging.hh"
@@ -31,7 +32,7 @@ int run(int argc, char** argv) {
   CLI::App app{"Receive files from file-send; SHA-256 verified, atomic, resumable."};
   int port = 0;
   std::string output;
-  std::string transport = "kernel";
+  apps::TransportFlags transport_flags;
   bool once = false;
   bool force = false;
   uint64_t max_size = UINT64_MAX;
@@ -39,13 +40,13 @@ int run(int argc, char** argv) {
   bool json = false;
   int verbose = 0;
   bool quiet = false;
-  app.add_option("--listen", port, "TCP port to listen on")
+  app.add_option("--listen", port, "Port to listen on (for udp: the UDP and the TCP port)")
       ->required()
       ->check(CLI::Range(1, 65535));
   app.add_option("--output", output, "Directory to write into")
       ->required()
       ->check(CLI::ExistingDirectory);
-  app.add_option("--transport", transport, "kernel: kernel TCP")->check(CLI::IsMember({"kernel"}));
+  apps::add_transport_flags(app, transport_flags);
   app.add_flag("--once", once, "Exit after one session");
   app.add_flag("--force", force, "Overwrite existing files");
   app.add_option("--max-size", max_size, "Refuse files larger than this many bytes");
@@ -57,16 +58,19 @@ int run(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   setup_logging(quiet ? -1 : verbose);
 
-  const int listener = apps::listen_tcp(static_cast<uint16_t>(port), 16);
-  spdlog::info("listening on port {}, writing into {}", port, output);
+  const auto transport = transport_flags.finish();
+  if (!transport) {
+    std::fprintf(stderr, "file-recv: %s\n", transport.error().c_str());
+    return 1;
+  }
+  const auto listener = apps::listen_stream(*transport, static_cast<uint16_t>(port));
+  spdlog::info("listening on port {} ({} transport), writing into {}", port, transport->transport,
+               output);
   const Duration idle =
       std::chrono::duration_cast<Duration>(std::chrono::duration<double>(idle_timeout));
   bool all_ok = true;
   for (;;) {
-    const int fd = ::accept4(listener, nullptr, nullptr, SOCK_CLOEXEC);
-    if (fd < 0) {
-      continue;
-    }
+    const auto stream = listener->accept();
     const double t0 = apps::monotonic_seconds();
     apps::PosixFileSink sink(output, force);
     proto::ReceiverPolicy policy;
@@ -88,9 +92,10 @@ int run(int argc, char** argv) {
         progress.update(receiver.position(), receiver.files().back().size, 0);
       }
     };
-    const auto pumped = apps::pump(fd, io, idle);
+    const auto pumped = stream->pump(io, idle);
     progress.clear();
-    ::close(fd);
+    // The sender waits for our RESULT: linger until it is acknowledged.
+    stream->close(idle);
     const double seconds = apps::monotonic_seconds() - t0;
 
     bool session_ok =
@@ -134,7 +139,6 @@ int run(int argc, char** argv) {
       break;
     }
   }
-  ::close(listener);
   return all_ok ? 0 : 1;
 }
 

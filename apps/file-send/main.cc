@@ -1,12 +1,11 @@
 // file-send: sends a file to file-recv with SHA-256 verification and resume.
 //
-//   file-send FILE --to HOST:PORT [--transport kernel] [--json]
+//   file-send FILE --to HOST:PORT [--transport udp|tun|kernel] [--cc ALG]
+//             [--loss P --delay D ...] [--pcap F] [--trace F.csv] [--json]
 //
 // Exit status: 0 verified; 1 local error (file, arguments); 3 refused by the
 // receiver; 4 SHA-256 mismatch; 5 receiver unreachable or connection lost
 // (run the same command again to resume); 6 receiver could not write.
-
-#include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>
@@ -19,6 +18,7 @@
 
 #include "common/kernel_tcp.hh"
 #include "common/posix_file.hh"
+#include "common/stream_transport.hh"
 #include "common/transfer_driver.hh"
 #include "proto/file_sender.hh"
 #include "util/logging.hh"
@@ -38,23 +38,18 @@ int run(int argc, char** argv) {
   CLI::App app{"Send a file to file-recv; SHA-256 verified end to end, resumable."};
   std::string path;
   std::string to;
-  std::string transport = "kernel";
+  apps::TransportFlags transport_flags;
   std::string name;
-  std::string cc;
   double connect_timeout = 10;
   double idle_timeout = 30;
   bool json = false;
   int verbose = 0;
   bool quiet = false;
   app.add_option("file", path, "File to send")->required();
-  app.add_option("--to", to, "Receiver HOST:PORT")->required();
-  app.add_option("--transport", transport,
-                 "kernel: kernel TCP (the udp and tun transports over tinytcp's own TCP "
-                 "arrive with issue #6)")
-      ->check(CLI::IsMember({"kernel"}));
-  app.add_option("--cc", cc,
-                 "Congestion control; with the kernel transport any of "
-                 "/proc/sys/net/ipv4/tcp_available_congestion_control (default: the system's)");
+  app.add_option("--to", to,
+                 "Receiver HOST:PORT (for --transport udp, the UDP port file-recv listens on)")
+      ->required();
+  apps::add_transport_flags(app, transport_flags);
   app.add_option("--name", name, "Name to give the file at the receiver (default: base name)");
   app.add_option("--connect-timeout", connect_timeout, "Seconds to wait for the receiver")
       ->check(CLI::PositiveNumber);
@@ -72,6 +67,10 @@ int run(int argc, char** argv) {
   } catch (const std::exception& e) {
     return fail(kLocal, e.what());
   }
+  const auto transport = transport_flags.finish();
+  if (!transport) {
+    return fail(kLocal, transport.error());
+  }
   const double t0 = apps::monotonic_seconds();
   std::unique_ptr<apps::PosixFileSource> source;
   Sha256Digest digest{};
@@ -85,10 +84,11 @@ int run(int argc, char** argv) {
     name = std::filesystem::path(path).filename().string();
   }
 
-  int fd = -1;
+  std::unique_ptr<apps::StreamConnection> stream;
   try {
-    fd = apps::connect_tcp(
-        peer, std::chrono::duration_cast<Duration>(std::chrono::duration<double>(connect_timeout)));
+    stream = apps::connect_stream(
+        *transport, peer,
+        std::chrono::duration_cast<Duration>(std::chrono::duration<double>(connect_timeout)));
   } catch (const std::exception& e) {
     return fail(kUnreachable, e.what());
   }
@@ -105,20 +105,23 @@ int run(int argc, char** argv) {
            sender.state() == proto::FileSender::State::Failed;
   };
   io.tick = [&] {
-    progress.update(sender.position(), sender.file_size(),
-                    apps::kernel_tcp_info(fd).total_retransmits);
+    // The receiver has what it acknowledged, not what sits in our send buffer.
+    const uint64_t queued = stream->unacknowledged();
+    const uint64_t acked = sender.position() > queued ? sender.position() - queued : 0;
+    progress.update(acked, sender.file_size(), stream->stats().retransmits);
   };
   const Duration idle =
       std::chrono::duration_cast<Duration>(std::chrono::duration<double>(idle_timeout));
-  auto pumped = apps::pump(fd, io, idle);
+  auto pumped = stream->pump(io, idle);
   progress.clear();
   if (sender.state() == proto::FileSender::State::Idle) {
     sender.finish_stream();
     io.done = [&] { return sender.output().empty(); };
-    apps::pump(fd, io, idle);
+    stream->pump(io, idle);
   }
-  const auto info = apps::kernel_tcp_info(fd);
-  ::close(fd);
+  // The result is in; the close only says goodbye, so it waits briefly.
+  stream->close(std::chrono::seconds(2));
+  const auto info = stream->stats();
   const double seconds = apps::monotonic_seconds() - t0;
 
   const auto& outcome = sender.outcome();
@@ -146,9 +149,9 @@ int run(int argc, char** argv) {
 
   const uint64_t size = source->size();
   const double mbps = seconds > 0 ? static_cast<double>(size) / seconds / 1e6 : 0;
-  const double efficiency = info.bytes_sent > 0 ? static_cast<double>(outcome.bytes_sent) /
-                                                      static_cast<double>(info.bytes_sent)
-                                                : 1.0;
+  const double efficiency = info.payload_sent > 0 ? static_cast<double>(outcome.bytes_sent) /
+                                                        static_cast<double>(info.payload_sent)
+                                                  : 1.0;
   if (json) {
     nlohmann::json j;
     j["file"] = name;
@@ -157,10 +160,14 @@ int run(int argc, char** argv) {
     j["bytes_sent"] = outcome.bytes_sent;
     j["seconds"] = seconds;
     j["throughput_MBps"] = mbps;
-    j["retransmits"] = info.total_retransmits;
+    j["retransmits"] = info.retransmits;
     j["efficiency"] = efficiency;
-    j["transport"] = transport;
-    j["cc"] = cc.empty() ? "default" : cc;
+    j["transport"] = transport->transport;
+    j["cc"] = !transport->cc.empty() ? transport->cc
+              : transport->transport == "kernel"
+                  ? "default"
+                  : apps::default_congestion_control(transport->transport);
+    j["impairment"] = transport->impair;
     j["sha256"] = to_hex(digest);
     j["verified"] = true;
     std::cout << j.dump() << "\n";
@@ -168,7 +175,7 @@ int run(int argc, char** argv) {
     std::cout << fmt::format(
         "{}: {} bytes in {:.3f} s, {:.1f} MB/s, {} retransmits, efficiency {:.1f}%{}, integrity "
         "verified (sha256={})\n",
-        name, size, seconds, mbps, info.total_retransmits, efficiency * 100,
+        name, size, seconds, mbps, info.retransmits, efficiency * 100,
         outcome.resumed_from > 0 ? fmt::format(", resumed at {}", outcome.resumed_from) : "",
         to_hex(digest));
   }

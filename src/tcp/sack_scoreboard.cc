@@ -26,10 +26,17 @@ SackScoreboard::Acked SackScoreboard::acknowledge(uint64_t ack) {
     const uint64_t n = whole ? seg.length : ack - seg.start;
     acked.bytes += n;
     acked.any_retransmitted |= seg.ever_retransmitted;
+    if (seg.ever_retransmitted &&
+        (!acked.newest_retransmission || seg.sent_at > *acked.newest_retransmission)) {
+      acked.newest_retransmission = seg.sent_at;
+    }
     if (!acked.oldest_sent || seg.sent_at < *acked.oldest_sent) {
       acked.oldest_sent = seg.sent_at;
     }
     acked.syn |= seg.syn;
+    if (!seg.sacked) {
+      note_delivered(seg);  // a sacked one was delivered when it was sacked
+    }
     outstanding_ -= n;
     if (seg.sacked) {
       acked.sacked_bytes += n;
@@ -57,9 +64,6 @@ SackScoreboard::Acked SackScoreboard::acknowledge(uint64_t ack) {
     }
     acked.fin |= seg.fin;
     ++acked.segments;
-    if (!seg.sacked) {
-      note_delivered(seg);
-    }
     if (seg.sacked) {
       --sacked_segments_;
       if (loss_index_ > 0) {
@@ -276,6 +280,13 @@ void SackScoreboard::begin_delivery(Instant ambiguous_after) {
 }
 
 void SackScoreboard::note_delivered(const OutstandingSegment& seg) {
+  // draft-cheng §3.3 IsNewestPacket (rate samples): the later transmission,
+  // or the later sequence range of two sent at the same time.
+  if (!newest_delivered_ || seg.sent_at > newest_delivered_->sent_at ||
+      (seg.sent_at == newest_delivered_->sent_at && seg.end() > newest_delivered_->end())) {
+    newest_delivered_ = seg;
+  }
+  // RACK (RFC 8985 §6.2 steps 2-3).
   delivery_.highest_end = std::max(delivery_.highest_end, seg.end());
   if (!seg.ever_retransmitted) {
     delivery_.lowest_original_end = std::min(delivery_.lowest_original_end, seg.end());

@@ -36,6 +36,12 @@ struct OutstandingSegment {
   bool rexmit = false;              // retransmitted since it was presumed lost
   bool ever_retransmitted = false;  // Karn's rule (RFC 6298 §3)
   Instant sent_at;                  // last transmission
+  // Delivery-rate stamps of the last transmission
+  // (draft-cheng-iccrg-delivery-rate-estimation §3.2), set by the sender.
+  uint64_t delivered = 0;    // the sender's delivered count then
+  Instant delivered_time;    // when that count last grew
+  Instant first_sent_time;   // send time of the first segment of its flight
+  bool app_limited = false;  // sent while the application limited the rate
 
   uint64_t end() const { return start + length; }
 };
@@ -50,6 +56,8 @@ class SackScoreboard {
     uint64_t segments = 0;      // whole segments removed
     uint64_t sacked_bytes = 0;  // of `bytes`, already SACKed before
     bool any_retransmitted = false;
+    // The last transmission of the most recently retransmitted removed segment.
+    std::optional<Instant> newest_retransmission;
     std::optional<Instant> oldest_sent;  // earliest send time among removed segments
     bool syn = false;
     bool fin = false;
@@ -111,6 +119,15 @@ class SackScoreboard {
   void begin_delivery(Instant ambiguous_after);
   const Delivery& delivery() const { return delivery_; }
 
+  // The most recently sent segment that acknowledge() or sack() delivered
+  // since the last call (draft-cheng §3.3 "the newest packet"), for the
+  // sender's delivery-rate sample; then forgotten.
+  std::optional<OutstandingSegment> take_newest_delivered() {
+    auto newest = newest_delivered_;
+    newest_delivered_.reset();
+    return newest;
+  }
+
   // RFC 6675 §4 SetPipe: octets outstanding, not sacked, not lost, plus
   // octets retransmitted since they were marked lost.
   uint64_t pipe() const { return outstanding_ - sacked_bytes_ - lost_bytes_ + rexmit_bytes_; }
@@ -170,6 +187,7 @@ class SackScoreboard {
 
   Delivery delivery_;
   Instant ambiguous_after_;
+  std::optional<OutstandingSegment> newest_delivered_;
 };
 
 }  // namespace tinytcp::tcp

@@ -28,7 +28,7 @@ struct TcpConfig {
   // Sender behaviour.
   bool nagle = true;                        // RFC 896; false is TCP_NODELAY
   uint32_t initial_window_segments = 10;    // RFC 6928
-  std::string congestion_control = "reno";  // reno | newreno | cubic | fixed:N
+  std::string congestion_control = "reno";  // reno | newreno | cubic | bbr | fixed:N
 
   // RFC 8985 RACK-TLP loss detection: time-based marking (lost
   // retransmissions included) and tail loss probes. Only with SACK; off, or
@@ -43,7 +43,18 @@ struct TcpConfig {
   Duration rto_min = std::chrono::milliseconds(200);
   Duration rto_max = std::chrono::seconds(60);
   uint32_t max_retransmissions = 15;  // consecutive, before giving up
-  Duration user_timeout{0};           // 0: none (RFC 9293 §3.8.3)
+  // The first `linear_timeouts` consecutive timeouts keep the RTO instead of
+  // doubling it (RFC 6298 §5.5 doubles from the first; Linux's thin-stream
+  // tcp_thin_linear_timeouts keeps 6). On a link with heavy random loss a
+  // retransmission is itself lost so often that doubling stalls the transfer
+  // for minutes; the file-transfer profile uses 6.
+  uint32_t linear_timeouts = 0;
+  // RFC 6298 §5.7: after a SYN timed out, data starts with an RTO of at least
+  // this unless the handshake gave an RTT sample. Zero: not raised (the
+  // file-transfer profile, where lost SYNs are expected, not a sign of a slow
+  // path).
+  Duration rto_after_syn_timeout = std::chrono::seconds(3);
+  Duration user_timeout{0};  // 0: none (RFC 9293 §3.8.3)
 
   // RFC 1122 §4.2.3.2 / RFC 5681 §4.2 delayed ACK.
   Duration delayed_ack_timeout = std::chrono::milliseconds(40);
@@ -61,5 +72,10 @@ struct TcpConfig {
   // RFC 5961 §7: challenge ACKs per second at most.
   uint32_t challenge_ack_limit_per_second = 10;
 };
+
+// The algorithm for bulk file transfer (the file-transfer apps over
+// tinytcp): bbr keeps its rate on links with random loss, where Reno halves
+// its window at every loss. Everything else keeps TcpConfig's default, Reno.
+inline constexpr const char* kFileTransferCongestionControl = "bbr";
 
 }  // namespace tinytcp::tcp

@@ -1,12 +1,14 @@
 #include "tcp/tcp_sender.hh"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <utility>
 
 #include <spdlog/spdlog.h>
 
 #include "tcp/congestion/reno.hh"
+#include "util/check.hh"
 
 namespace tinytcp::tcp {
 
@@ -20,7 +22,6 @@ constexpr uint16_t kMinPeerMss = 64;
 // RFC 7323 §2.3.
 constexpr uint8_t kMaxWindowShift = 14;
 // RFC 6298 §5.7.
-constexpr Duration kRtoAfterSynTimeout = std::chrono::seconds(3);
 
 uint32_t effective_mss(uint16_t ours, uint16_t theirs, bool timestamps) {
   uint32_t mss = std::min(ours, theirs);
@@ -28,6 +29,13 @@ uint32_t effective_mss(uint16_t ours, uint16_t theirs, bool timestamps) {
     mss -= kTimestampOptionBytes;
   }
   return std::max<uint32_t>(mss, 1);
+}
+
+// Time to send `bytes` (a segment or two: far below 2^34) at `rate` bytes
+// per second, rounded up so that pacing is never faster than the rate.
+Duration time_at_rate(uint64_t bytes, uint64_t rate) {
+  const uint64_t r = std::max<uint64_t>(rate, 1);
+  return Duration(static_cast<int64_t>((bytes * 1'000'000'000ull + r - 1) / r));
 }
 
 }  // namespace
@@ -103,6 +111,7 @@ TcpSender::TcpSender(const TcpConfig& config, Wrap32 isn)
     spdlog::warn("{}; using reno", cc.error());
     cc_ = std::make_unique<Reno>(params);
   }
+  rate_sampling_ = cc_->wants_rate_samples();
   board_.set_smss(smss_);
   scratch_.reserve(smss_);
   traced_ = state();
@@ -111,6 +120,15 @@ TcpSender::TcpSender(const TcpConfig& config, Wrap32 isn)
 TcpSender::~TcpSender() = default;
 TcpSender::TcpSender(TcpSender&&) noexcept = default;
 TcpSender& TcpSender::operator=(TcpSender&&) noexcept = default;
+
+void TcpSender::set_congestion_control(std::unique_ptr<CongestionControl> cc) {
+  TINYTCP_DCHECK(cc != nullptr && snd_nxt_ <= 1);
+  cc_ = std::move(cc);
+  cc_->set_mss(smss_);
+  rate_sampling_ = cc_->wants_rate_samples();
+  cc_error_.reset();
+  traced_ = state();
+}
 
 stream::ByteStream& TcpSender::outbound() {
   return outbound_;
@@ -221,6 +239,7 @@ void TcpSender::arm_rto(Instant now) {
 void TcpSender::send_syn(Instant now, const Transmit& transmit) {
   syn_sent_ = true;
   board_.add(0, 1, true, false, now);
+  stamp_rate(board_[board_.size() - 1], true, now);
   snd_nxt_ = 1;
   unacked_since_ = now;
   transmit_range(0, 1, true, false, now, transmit);
@@ -229,7 +248,10 @@ void TcpSender::send_syn(Instant now, const Transmit& transmit) {
 
 void TcpSender::retransmit(size_t index, Instant now, const Transmit& transmit) {
   const OutstandingSegment seg = board_[index];
+  const bool pipe_was_empty = bytes_in_flight() == 0;
   board_.on_retransmitted(index, now);
+  stamp_rate(board_[index], pipe_was_empty, now);
+  pacing_on_sent(seg.length, now);
   ++stats_.retransmitted_segments;
   stats_.retransmitted_bytes += seg.length - (seg.syn ? 1u : 0u) - (seg.fin ? 1u : 0u);
   if (in_recovery_ && peer_.sack) {
@@ -257,6 +279,7 @@ bool TcpSender::send_retransmissions(Instant now, const Transmit& transmit) {
 }
 
 void TcpSender::send_new_data(Instant now, const Transmit& transmit) {
+  pacing_release_.reset();
   while (!fin_sent_) {
     const uint64_t pending = pending_bytes();
     const bool closed = outbound_.is_closed();
@@ -279,7 +302,9 @@ void TcpSender::send_new_data(Instant now, const Transmit& transmit) {
       if (usable_wnd == 0 || usable_cwnd == 0) {
         return;
       }
+      const bool pipe_was_empty = flight == 0;
       board_.add(snd_nxt_, 1, false, true, now);
+      stamp_rate(board_[board_.size() - 1], pipe_was_empty, now);
       transmit_range(snd_nxt_, 1, false, true, now, transmit);
       if (!outstanding) {
         unacked_since_ = now;
@@ -314,7 +339,12 @@ void TcpSender::send_new_data(Instant now, const Transmit& transmit) {
     }
     const bool fin = closed && len == pending && len + 1 <= usable_wnd && len + 1 <= usable_cwnd;
     const uint32_t length = static_cast<uint32_t>(len) + (fin ? 1u : 0u);
+    if (!pacing_allows(length, now)) {
+      return;
+    }
     board_.add(snd_nxt_, length, false, fin, now);
+    stamp_rate(board_[board_.size() - 1], flight == 0, now);
+    pacing_on_sent(length, now);
     transmit_range(snd_nxt_, length, false, fin, now, transmit);
     if (!outstanding) {
       unacked_since_ = now;
@@ -357,6 +387,7 @@ void TcpSender::push(Instant now, const Transmit& transmit) {
   if (snd_nxt_ != prior_nxt) {
     schedule_tlp(now);  // RFC 8985 §7.2: restarted by new data
   }
+  check_app_limited();
   maybe_arm_persist(now);
   maybe_trace(now);
 }
@@ -538,9 +569,18 @@ AckResult TcpSender::receive(const TcpSegment& segment, Instant now) {
     snd_una_ = ack;
     consecutive_retransmissions_ = 0;
     // RFC 6298 §3 (Karn): no sample from a retransmitted segment, unless the
-    // timestamp echo tells which transmission was acknowledged.
+    // timestamp echo tells which transmission was acknowledged. An echo older
+    // than the last retransmission means the peer acknowledged an earlier
+    // copy whose ACK was lost: the time since includes our own timeout wait,
+    // not the path (one such sample after a lost SYN-ACK or ACK would inflate
+    // SRTT to seconds, and the RTO with it, on exactly the lossy links that
+    // need a short one).
     if (!acked.any_retransmitted && acked.oldest_sent) {
       rtt_sample = now - *acked.oldest_sent;
+    } else if (ts_rtt && acked.newest_retransmission &&
+               static_cast<int32_t>(segment.options.timestamps->echo_reply -
+                                    timestamp_value(*acked.newest_retransmission)) < 0) {
+      ++stats_.ambiguous_rtt_samples;
     } else if (ts_rtt) {
       rtt_sample = ts_rtt;
     }
@@ -551,8 +591,8 @@ AckResult TcpSender::receive(const TcpSegment& segment, Instant now) {
       rtt_.add_sample(*rtt_sample, static_cast<uint32_t>(std::min<uint64_t>(expected, 1u << 16)));
     }
     if (acked.syn && syn_timed_out_) {
-      if (!rtt_sample) {
-        rtt_.raise_to_at_least(kRtoAfterSynTimeout);  // RFC 6298 §5.7
+      if (!rtt_sample && config_.rto_after_syn_timeout > Duration::zero()) {
+        rtt_.raise_to_at_least(config_.rto_after_syn_timeout);  // RFC 6298 §5.7
       }
       // RFC 5681 §3.1: after a lost SYN the initial window is one segment.
       // A timeout of nothing in flight: cwnd drops, ssthresh stays.
@@ -575,8 +615,9 @@ AckResult TcpSender::receive(const TcpSegment& segment, Instant now) {
     dupacks_ = 0;
   }
 
+  uint64_t newly_lost = 0;
   if (peer_.sack) {
-    board_.detect_losses();  // RFC 6675 §4 IsLost
+    newly_lost = board_.detect_losses();  // RFC 6675 §4 IsLost
   }
   if (rack_on()) {
     rack_on_ack(dsack, now);  // RFC 8985 §6.2
@@ -592,6 +633,11 @@ AckResult TcpSender::receive(const TcpSegment& segment, Instant now) {
   event.min_rtt = rtt_.min_rtt();
   event.srtt = rtt_.has_sample() ? rtt_.srtt() : Duration{0};
   event.cwnd_limited = cwnd_limited_ || prior_flight + smss_ > prior_cwnd;
+  if (acked.bytes > 0 || newly_sacked > 0) {
+    event.rate = make_rate_sample(now, newly_lost);
+    event.in_flight = bytes_in_flight();
+    cc_->on_delivery(event);
+  }
   const bool tlp_reduced =
       tlp_on_ack(ack, result == AckResult::Duplicate && segment.payload.empty(),
                  segment.options.sack_count > 0, dsack, prior_flight, event);
@@ -699,7 +745,9 @@ void TcpSender::on_rto(Instant now, const Transmit& transmit) {
   end_tlp_episode();
   rack_.cancel_timer();
   board_.mark_all_lost();
-  rtt_.backoff();  // RFC 6298 §5.5
+  if (consecutive_retransmissions_ >= config_.linear_timeouts) {
+    rtt_.backoff();  // RFC 6298 §5.5
+  }
   ++consecutive_retransmissions_;
   const size_t index = board_.next_lost().value_or(0);
   retransmit(index, now, transmit);  // RFC 6298 §5.4
@@ -804,6 +852,14 @@ void TcpSender::tick(Instant now, const Transmit& transmit) {
       on_keepalive(now, transmit);
     }
   }
+  if (!failure_ && pacing_release_ && now >= *pacing_release_) {
+    // The pacing release: resume sending.
+    pacing_release_.reset();
+    if (syn_acked() && wnd_ > 0 && send_retransmissions(now, transmit)) {
+      send_new_data(now, transmit);
+    }
+    check_app_limited();
+  }
   maybe_trace(now);
 }
 
@@ -822,10 +878,99 @@ std::optional<Instant> TcpSender::next_deadline() const {
   consider(pto_deadline_);
   consider(persist_deadline_);
   consider(keepalive_deadline());
+  consider(pacing_release_);
   if (config_.user_timeout > Duration::zero() && unacked_since_) {
     consider(*unacked_since_ + config_.user_timeout);
   }
   return next;
+}
+
+// ---------------------------------------------------------------------------
+// Delivery-rate sampling (draft-cheng-iccrg-delivery-rate-estimation) and pacing
+
+void TcpSender::stamp_rate(OutstandingSegment& seg, bool pipe_was_empty, Instant now) {
+  if (!rate_sampling_) {
+    return;
+  }
+  // §3.2: a flight starting from an empty pipe starts the clocks afresh.
+  if (pipe_was_empty) {
+    first_sent_time_ = now;
+    delivered_time_ = now;
+  }
+  seg.delivered = delivered_;
+  seg.delivered_time = delivered_time_;
+  seg.first_sent_time = first_sent_time_;
+  seg.app_limited = app_limited_until_ != 0;
+}
+
+std::optional<RateSample> TcpSender::make_rate_sample(Instant now, uint64_t newly_lost) {
+  if (!rate_sampling_) {
+    return std::nullopt;
+  }
+  const auto newest = board_.take_newest_delivered();
+  // §3.3: the app-limited stretch ends once its data is delivered.
+  if (app_limited_until_ != 0 && delivered_ > app_limited_until_) {
+    app_limited_until_ = 0;
+  }
+  if (!newest) {
+    return std::nullopt;
+  }
+  delivered_time_ = now;
+  first_sent_time_ = newest->sent_at;
+  RateSample rs;
+  rs.prior_delivered = newest->delivered;
+  rs.delivered = delivered_ - newest->delivered;
+  rs.is_app_limited = newest->app_limited;
+  rs.send_elapsed = newest->sent_at - newest->first_sent_time;
+  rs.ack_elapsed = now - newest->delivered_time;
+  // §3.3: the slower of sending and acknowledging the flight; ACKs can be
+  // compressed, but the network cannot deliver faster than we sent.
+  rs.interval = std::max(rs.send_elapsed, rs.ack_elapsed);
+  rs.newly_lost = newly_lost;
+  if (!newest->ever_retransmitted) {
+    rs.rtt = now - newest->sent_at;  // RFC 6298 §3 (Karn): only unambiguous ones
+  }
+  if (rs.interval > Duration::zero() && rs.interval >= rtt_.min_rtt()) {
+    rs.delivery_rate = static_cast<uint64_t>(
+        std::llround(static_cast<double>(rs.delivered) / to_seconds(rs.interval)));
+  }
+  return rs;
+}
+
+void TcpSender::check_app_limited() {
+  // §3.4: less than a segment left to send, the window not full and no loss
+  // waiting for repair: the application, not the network, sets the rate.
+  if (!rate_sampling_ || !syn_acked() || (outbound_.is_closed() && !fin_sent_)) {
+    return;
+  }
+  if (pending_bytes() < smss_ && !pacing_release_ && bytes_in_flight() < cc_->cwnd() &&
+      !board_.has_lost()) {
+    app_limited_until_ = std::max<uint64_t>(delivered_ + bytes_in_flight(), 1);
+  }
+}
+
+bool TcpSender::pacing_allows(uint64_t bytes, Instant now) {
+  const auto rate = cc_->pacing_rate();
+  if (!rate) {
+    return true;
+  }
+  // A release may carry a burst of max(2 segments, 1 ms at the rate): the
+  // paced stream may run that far ahead of now.
+  const Duration burst =
+      std::max<Duration>(time_at_rate(2 * uint64_t{smss_}, *rate), std::chrono::milliseconds(1));
+  const Instant base = std::max(pace_next_, now);
+  if ((base - now) + time_at_rate(bytes, *rate) <= burst) {
+    return true;
+  }
+  // Wait until the paced stream is back at now: a whole burst then fits.
+  pacing_release_ = pace_next_;
+  return false;
+}
+
+void TcpSender::pacing_on_sent(uint64_t bytes, Instant now) {
+  if (const auto rate = cc_->pacing_rate()) {
+    pace_next_ = std::max(pace_next_, now) + time_at_rate(bytes, *rate);
+  }
 }
 
 // ---------------------------------------------------------------------------

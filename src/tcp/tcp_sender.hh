@@ -89,6 +89,9 @@ struct SenderStats {
   uint64_t zero_window_probes = 0;
   uint64_t keepalive_probes = 0;
   uint64_t dsack_blocks = 0;  // RFC 2883 duplicate reports (ignored)
+  // Timestamp echoes of an earlier copy of a retransmitted segment, not used
+  // as RTT samples.
+  uint64_t ambiguous_rtt_samples = 0;
   // RFC 8985 RACK-TLP.
   uint64_t rack_marked_lost = 0;               // segments RACK marked lost
   uint64_t lost_retransmissions_detected = 0;  // of them, retransmissions
@@ -177,6 +180,9 @@ class TcpSender {
   // TCP_NODELAY at run time.
   void set_nagle(bool on) { config_.nagle = on; }
   const CongestionControl& congestion_control() const { return *cc_; }
+  // Replaces the algorithm made from TcpConfig::congestion_control (custom
+  // algorithms, tests). Before the first data segment.
+  void set_congestion_control(std::unique_ptr<CongestionControl> cc);
   // Set when TcpConfig::congestion_control was not understood (Reno is used).
   const std::optional<std::string>& congestion_control_error() const { return cc_error_; }
 
@@ -217,6 +223,14 @@ class TcpSender {
                   const AckEvent& event);
   void end_tlp_episode();
 
+  // Delivery-rate sampling (draft-cheng-iccrg-delivery-rate-estimation).
+  void stamp_rate(OutstandingSegment& seg, bool pipe_was_empty, Instant now);
+  std::optional<RateSample> make_rate_sample(Instant now, uint64_t newly_lost);
+  void check_app_limited();
+  // Pacing at CongestionControl::pacing_rate().
+  bool pacing_allows(uint64_t bytes, Instant now);
+  void pacing_on_sent(uint64_t bytes, Instant now);
+
   TcpConfig config_;
   Wrap32 isn_;
   stream::ByteStream outbound_;
@@ -254,6 +268,19 @@ class TcpSender {
   std::optional<Instant> pto_deadline_;
   std::optional<uint64_t> tlp_end_seq_;  // TLP.end_seq: SND.NXT when the probe went out
   bool tlp_is_retrans_ = false;          // TLP.is_retrans
+
+  // Delivery-rate sampling: C.delivered_time, C.first_sent_time and
+  // C.app_limited of draft-cheng §3.1 (0: not app-limited; else the
+  // delivered count at which the app-limited stretch ends).
+  bool rate_sampling_ = false;  // CongestionControl::wants_rate_samples()
+  Instant delivered_time_;
+  Instant first_sent_time_;
+  uint64_t app_limited_until_ = 0;
+
+  // Pacing: the paced stream's clock (it may run up to one burst ahead of
+  // now) and when send_new_data() stopped for it.
+  Instant pace_next_;
+  std::optional<Instant> pacing_release_;
 
   // Timers.
   std::optional<Instant> rto_deadline_;

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "tcp/congestion/bbr.hh"
 #include "tcp/congestion/cubic.hh"
 #include "tcp/congestion/fixed_window.hh"
 #include "tcp/congestion/new_reno.hh"
@@ -38,6 +39,8 @@ Expected<std::unique_ptr<CongestionControl>, std::string> make_congestion_contro
     cc = std::make_unique<NewReno>(params);
   } else if (spec == "cubic") {
     cc = std::make_unique<Cubic>(params);
+  } else if (spec == "bbr") {
+    cc = std::make_unique<Bbr>(params);
   } else if (spec.substr(0, 6) == "fixed:") {
     const auto n = parse_count(spec.substr(6));
     if (!n || *n == 0 || *n > kMaxFixedSegments) {
@@ -48,7 +51,7 @@ Expected<std::unique_ptr<CongestionControl>, std::string> make_congestion_contro
     cc = std::make_unique<FixedWindow>(params, static_cast<uint32_t>(*n));
   } else {
     return make_unexpected(fmt::format(
-        "unknown congestion control '{}' (expected reno, newreno, cubic or fixed:N)", spec));
+        "unknown congestion control '{}' (expected reno, newreno, cubic, bbr or fixed:N)", spec));
   }
   return cc;
 }

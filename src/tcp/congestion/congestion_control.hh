@@ -7,11 +7,11 @@
 // algorithm answers with cwnd (and ssthresh for reports). The sender sends
 // while pipe < cwnd and within the peer's window: usable = min(rwnd, cwnd).
 //
-// Algorithms are separate classes (Reno, NewReno, Cubic, FixedWindow) made by
-// make_congestion_control(). The events carry enough for a model-based
-// algorithm (BBR, issue #6): delivered bytes and their time for rate samples,
-// RTT samples, bytes in flight, and an optional pacing rate the sender may
-// honour.
+// Algorithms are separate classes (Reno, NewReno, Cubic, Bbr, FixedWindow)
+// made by make_congestion_control(). The events carry enough for a
+// model-based algorithm: delivered bytes, a delivery-rate sample, RTT samples,
+// bytes in flight; such an algorithm answers with a pacing rate the sender
+// honours.
 
 #include <cstdint>
 #include <memory>
@@ -30,6 +30,23 @@ struct CongestionParams {
   uint32_t initial_window_segments = 10;  // RFC 6928
 };
 
+// A delivery-rate sample (draft-cheng-iccrg-delivery-rate-estimation §3.3),
+// built by the sender for each ACK that delivers data: how fast the network
+// delivered the flight that ended with the newest segment this ACK covers.
+struct RateSample {
+  uint64_t delivered = 0;        // bytes delivered over `interval`
+  uint64_t prior_delivered = 0;  // delivered_total when that newest segment was sent
+  Duration interval{0};          // max(send_elapsed, ack_elapsed)
+  Duration send_elapsed{0};      // between the flight's first and last transmission
+  Duration ack_elapsed{0};       // between the deliveries bracketing the flight
+  // Bytes per second; nullopt when the interval is shorter than the min RTT
+  // (ACK compression or a spurious retransmission: not a rate to trust, §3.3).
+  std::optional<uint64_t> delivery_rate;
+  std::optional<Duration> rtt;  // now - last transmission of the newest segment
+  bool is_app_limited = false;  // the flight was limited by the application, not cwnd
+  uint64_t newly_lost = 0;      // bytes this ACK newly marked lost (RFC 6675 IsLost)
+};
+
 // One ACK that acknowledged or SACKed new data.
 struct AckEvent {
   Instant now;
@@ -42,6 +59,9 @@ struct AckEvent {
   Duration min_rtt{0};           // smallest RTT seen (0: none yet)
   Duration srtt{0};              // smoothed RTT (0: none yet)
   bool cwnd_limited = true;      // was the sender limited by cwnd (RFC 7661)?
+  // Set when the algorithm wants_rate_samples() and this ACK delivered data
+  // (every ACK or SACK of new data).
+  std::optional<RateSample> rate;
 };
 
 // A congestion signal: loss detected by duplicate ACKs or SACK (fast
@@ -78,6 +98,17 @@ class CongestionControl {
     (void)in_flight;
   }
 
+  // Whether the algorithm needs AckEvent::rate. Only then does the sender
+  // stamp every transmission and build the samples (draft-cheng), so the
+  // loss-based algorithms pay nothing for them.
+  virtual bool wants_rate_samples() const { return false; }
+
+  // Every ACK that delivered data (cumulatively or by SACK), inside loss
+  // recovery or not, before any other event the sender reports for it. For
+  // model-based algorithms, which learn from every delivery; the loss-based
+  // ones ignore it.
+  virtual void on_delivery(const AckEvent& ack) { (void)ack; }
+
   // New data acknowledged outside loss recovery: grow the window.
   virtual void on_ack(const AckEvent& ack) = 0;
 
@@ -103,13 +134,14 @@ class CongestionControl {
   // small). nullopt: bytes only.
   virtual std::optional<uint64_t> max_segments_in_flight() const { return std::nullopt; }
 
-  // Bytes per second at which to pace, for model-based algorithms. The sender
-  // ignores it today (TODO(#6): pacing).
+  // Bytes per second at which to pace, for model-based algorithms: the
+  // sender then spaces segments at this rate, in bursts of at most
+  // max(2 segments, 1 ms at the rate). nullopt: no pacing (send as the window allows).
   virtual std::optional<uint64_t> pacing_rate() const { return std::nullopt; }
 };
 
-// Makes an algorithm from a spec: "reno", "newreno", "cubic" or "fixed:N"
-// (N segments, 1 <= N <= 1'000'000). The error is a message an app can print.
+// Makes an algorithm from a spec: "reno", "newreno", "cubic", "bbr" or
+// "fixed:N" (N segments, 1 <= N <= 1'000'000). The error is a message an app can print.
 Expected<std::unique_ptr<CongestionControl>, std::string> make_congestion_control(
     std::string_view spec, const CongestionParams& params);
 

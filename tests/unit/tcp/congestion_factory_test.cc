@@ -2,6 +2,7 @@
 
 #include "tcp/congestion/congestion_control.hh"
 #include "tcp/congestion/fixed_window.hh"
+#include "tcp/tcp_config.hh"
 
 namespace tinytcp::tcp {
 namespace {
@@ -9,12 +10,20 @@ namespace {
 constexpr CongestionParams kParams{1000, 10};
 
 TEST(CongestionFactoryTest, MakesEveryAlgorithmByName) {
-  for (const char* name : {"reno", "newreno", "cubic"}) {
+  for (const char* name : {"reno", "newreno", "cubic", "bbr"}) {
     auto cc = make_congestion_control(name, kParams);
     ASSERT_TRUE(cc) << name;
     EXPECT_EQ((*cc)->name(), name);
     EXPECT_EQ((*cc)->cwnd(), 10000u) << "RFC 6928 initial window";
   }
+}
+
+TEST(CongestionFactoryTest, FileTransferUsesBbrAndEverythingElseReno) {
+  auto cc = make_congestion_control(kFileTransferCongestionControl, kParams);
+  ASSERT_TRUE(cc);
+  EXPECT_EQ((*cc)->name(), "bbr");
+  EXPECT_TRUE((*cc)->pacing_rate());
+  EXPECT_EQ(TcpConfig{}.congestion_control, "reno");
 }
 
 TEST(CongestionFactoryTest, MakesAFixedWindow) {
@@ -25,7 +34,7 @@ TEST(CongestionFactoryTest, MakesAFixedWindow) {
 }
 
 TEST(CongestionFactoryTest, RejectsUnknownNamesWithAMessage) {
-  for (const char* spec : {"", "Reno", "vegas", "bbr", "reno "}) {
+  for (const char* spec : {"", "Reno", "vegas", "BBR", "reno "}) {
     auto cc = make_congestion_control(spec, kParams);
     ASSERT_FALSE(cc) << spec;
     EXPECT_NE(cc.error().find("unknown congestion control"), std::string::npos);

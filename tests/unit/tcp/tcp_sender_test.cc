@@ -287,6 +287,33 @@ TEST_F(TcpSenderTest, TimestampsGiveSamplesEvenForRetransmissions) {
   EXPECT_EQ(rto(), 200ms);  // a sample was taken: backoff cleared, floor 200 ms
 }
 
+TEST_F(TcpSenderTest, EchoOfAnEarlierCopyGivesNoSample) {
+  // The peer got the original, its ACK was lost, and the ACK that finally
+  // comes (after our timeout) still echoes the original's TSval: the time
+  // since then is our timeout wait, not a round trip.
+  auto peer = default_peer();
+  peer.timestamps = true;
+  establish(peer);
+  now += 10ms;
+  push("a");
+  auto original = expect_segment();
+  const uint32_t original_tsval = original.segment().options.timestamps->value;
+  now += 10ms;
+  ack(2, 65535, {}, original_tsval);  // a clean 10 ms sample
+  const Duration srtt = sender->state().srtt;
+  push("b");
+  auto first = expect_segment();
+  const uint32_t first_tsval = first.segment().options.timestamps->value;
+  const Duration before = rto();
+  tick(before);
+  expect_segment().payload("b");
+  now += 5ms;
+  ack(3, 65535, {}, first_tsval);
+  EXPECT_EQ(sender->state().srtt, srtt);
+  EXPECT_EQ(sender->stats().ambiguous_rtt_samples, 1u);
+  EXPECT_EQ(rto(), 2 * before) << "no sample: the backed-off RTO stays (RFC 6298 §5.7)";
+}
+
 TEST_F(TcpSenderTest, RtoHasAConfigurableFloor) {
   config.rto_min = 50ms;
   establish();  // a 0 ms sample from the SYN
@@ -302,6 +329,38 @@ TEST_F(TcpSenderTest, RtoIsCappedAtTheMaximum) {
     tick(rto());
   }
   EXPECT_EQ(rto(), 5s);
+}
+
+TEST_F(TcpSenderTest, LinearTimeoutsKeepTheRtoForTheFirstFew) {
+  config.linear_timeouts = 2;
+  establish();
+  push("a");
+  expect_segment();
+  const Duration base = rto();
+  tick(base);
+  expect_segment().payload("a");
+  EXPECT_EQ(rto(), base);
+  tick(base);
+  expect_segment().payload("a");
+  EXPECT_EQ(rto(), base);
+  tick(base);  // the third doubles, as RFC 6298 §5.5 does from the first
+  expect_segment().payload("a");
+  EXPECT_EQ(rto(), 2 * base);
+  tick(2 * base);
+  expect_segment().payload("a");
+  EXPECT_EQ(rto(), 4 * base);
+}
+
+TEST_F(TcpSenderTest, RtoAfterSynTimeoutCanBeLeftAlone) {
+  config.rto_after_syn_timeout = Duration::zero();
+  make();
+  sender->push(now, sink());
+  tick(1s);
+  expect_segment().syn();
+  expect_segment().syn();
+  sender->set_peer_options(default_peer());
+  EXPECT_EQ(ack(1), AckResult::Advanced);  // ambiguous: no sample
+  EXPECT_EQ(rto(), 2s) << "the backed-off RTO, not raised to 3 s";
 }
 
 TEST_F(TcpSenderTest, GivesUpAfterMaxConsecutiveRetransmissions) {

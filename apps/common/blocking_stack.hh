@@ -1,0 +1,115 @@
+#pragma once
+
+// BlockingStack: tinytcp behind ordinary file descriptors, for simple apps.
+//
+// A background thread runs a StackRuntime (the Host on a TUN/TAP device or the
+// UDP tunnel). Every TCP connection is bridged to one end of a
+// socketpair(AF_UNIX, SOCK_STREAM); the app gets the other end and uses plain
+// blocking read()/write()/shutdown()/close() on it, or any code written for
+// kernel sockets (apps/common/transfer_driver's pump, for one).
+//
+//   app fd --- socket pair --- bridge (stack thread) --- Host socket --- TCP
+//
+//   app writes           -> Host::write as the send buffer has room
+//   app shutdown(SHUT_WR) or close -> our FIN after the data (Host::shutdown_write)
+//   peer's bytes         -> written to the pair as the app reads
+//   peer's FIN           -> shutdown(SHUT_WR) of the bridge end: the app reads EOF
+//   reset or timeout     -> the bridge end is closed: the app reads EOF, and
+//                           last_error(fd) says why
+//   app closes its fd    -> Host::close (graceful; an abort if data was unread)
+//
+// Calls from the app thread are posted to the stack thread and waited for;
+// the stack itself stays single-threaded.
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <future>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/stack_runtime.hh"
+#include "io/file_descriptor.hh"
+#include "util/time.hh"
+#include "wire/ipv4.hh"
+
+namespace tinytcp::apps {
+
+class BlockingStack {
+ public:
+  // Opens the device and starts the stack thread; throws std::runtime_error
+  // (one line for the user) like StackRuntime.
+  explicit BlockingStack(RuntimeOptions options);
+  // Stops the thread; open connections are aborted.
+  ~BlockingStack();
+  BlockingStack(const BlockingStack&) = delete;
+  BlockingStack& operator=(const BlockingStack&) = delete;
+
+  // Connects and returns the app's end (blocking, close-on-exec; the caller
+  // owns it). Throws std::runtime_error "cannot reach A:P: why" on refusal or
+  // when `timeout` passes.
+  int connect(wire::Ipv4Address remote, uint16_t port, Duration timeout);
+
+  // Listens on `port`; throws std::runtime_error if it cannot.
+  void listen(uint16_t port, size_t backlog = 0);
+  // The next connection to a port given to listen(), or -1 after `timeout`.
+  int accept(uint16_t port, Duration timeout);
+
+  // Why the connection behind `fd` ended, once it ended abnormally (a reset,
+  // a timeout); empty while it is open or after a normal close.
+  std::string last_error(int fd) const;
+
+  // Runs `f` on the stack thread with the Host and waits for it (counters,
+  // connection state).
+  template <typename F>
+  auto with_host(F f) -> decltype(f(std::declval<stack::Host&>())) {
+    using R = decltype(f(std::declval<stack::Host&>()));
+    std::packaged_task<R()> task([&] { return f(runtime_->host()); });
+    auto result = task.get_future();
+    post([&task] { task(); });
+    return result.get();
+  }
+
+ private:
+  struct Bridge;
+
+  void post(std::function<void()> command);
+  void run();
+  void on_commands();
+  void on_event(stack::SocketId id, stack::SocketEvent event);
+  void drain();
+  void handle(stack::SocketId id, stack::SocketEvent event);
+  void on_ready(stack::SocketId id, uint32_t ready);
+  Bridge& open_bridge(stack::SocketId id);
+  void watch(Bridge& b);
+  void from_app(Bridge& b);
+  void to_app(Bridge& b);
+  void finish(stack::SocketId id, const std::string& error);
+
+  std::unique_ptr<StackRuntime> runtime_;
+  io::FileDescriptor wake_;  // eventfd: commands are waiting
+
+  mutable std::mutex mutex_;
+  std::vector<std::function<void()>> commands_;
+  std::condition_variable accepted_cv_;
+  std::map<uint16_t, std::deque<int>> accepted_;  // app fds ready for accept()
+  std::map<int, std::string> errors_;             // app fd -> why it ended
+
+  // Stack thread only.
+  std::map<uint16_t, stack::SocketId> listeners_;
+  std::map<stack::SocketId, std::unique_ptr<Bridge>> bridges_;
+  std::vector<char> buffer_;
+  std::deque<std::pair<stack::SocketId, stack::SocketEvent>> events_;
+  bool handling_ = false;
+  bool quit_ = false;
+
+  std::thread thread_;
+};
+
+}  // namespace tinytcp::apps

@@ -1,0 +1,471 @@
+#include "common/stream_transport.hh"
+
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <stdexcept>
+#include <utility>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "common/stack_runtime.hh"
+#include "io/impairment_spec.hh"
+#include "stack/host.hh"
+#include "tcp/congestion/congestion_control.hh"
+#include "tcp/tcp_config.hh"
+
+namespace tinytcp::apps {
+
+namespace {
+
+// Addresses inside the UDP tunnel: the receiver and the sender.
+const wire::Ipv4Address kTunnelReceiver = wire::Ipv4Address::from_octets(169, 254, 0, 1);
+const wire::Ipv4Address kTunnelSender = wire::Ipv4Address::from_octets(169, 254, 0, 2);
+
+constexpr Duration kTickInterval = std::chrono::milliseconds(100);
+
+// TCP settings for bulk transfer over lossy links: large buffers, timers for
+// heavy random loss, and no giving up by retransmission count (the app's idle
+// timeout decides).
+tcp::TcpConfig transfer_tcp_config(const TransportOptions& options) {
+  tcp::TcpConfig config;
+  config.congestion_control =
+      options.cc.empty() ? default_congestion_control(options.transport) : options.cc;
+  config.sack = options.sack;
+  config.send_buffer_bytes = 8 << 20;
+  config.receive_buffer_bytes = 8 << 20;
+  config.max_retransmissions = 1000;
+  // Lossy-link timers: a lost SYN or retransmission is the expected case, not
+  // a sign of a slow path (docs/file-transfer.md, "Timers").
+  config.rto_initial = std::chrono::milliseconds(300);
+  config.rto_after_syn_timeout = Duration::zero();
+  config.linear_timeouts = 6;
+  config.nagle = false;  // the protocol writes whole frames; the last one must not wait
+  return config;
+}
+
+RuntimeOptions runtime_options(const TransportOptions& options, bool listening) {
+  RuntimeOptions runtime;
+  runtime.impair = options.impair;
+  runtime.pcap = options.pcap;
+  runtime.seed = options.seed;
+  runtime.tcp = transfer_tcp_config(options);
+  if (options.transport == "tun") {
+    runtime.dev = options.dev.empty() ? "tun144" : options.dev;
+  } else {
+    runtime.address = listening ? kTunnelReceiver : kTunnelSender;
+  }
+  return runtime;
+}
+
+// CSV of the sender's state, one row per change, at most one per millisecond
+// unless ssthresh moved (a loss response is always recorded).
+class TraceWriter {
+ public:
+  explicit TraceWriter(const std::string& path) : file_(std::fopen(path.c_str(), "w")) {
+    if (file_ == nullptr) {
+      throw std::runtime_error(fmt::format("--trace {}: cannot create the file", path));
+    }
+    std::fputs("time_s,cwnd,ssthresh,srtt_ms,rto_ms,bytes_in_flight,retransmits\n", file_);
+  }
+  ~TraceWriter() { std::fclose(file_); }
+  TraceWriter(const TraceWriter&) = delete;
+  TraceWriter& operator=(const TraceWriter&) = delete;
+
+  void row(Instant now, const tcp::SenderState& s, uint64_t retransmits) {
+    if (!origin_) {
+      origin_ = now;
+    }
+    if (s.ssthresh == last_ssthresh_ && now - last_row_ < std::chrono::milliseconds(1)) {
+      return;
+    }
+    last_row_ = now;
+    last_ssthresh_ = s.ssthresh;
+    std::fprintf(file_, "%.6f,%llu,%llu,%.3f,%.3f,%llu,%llu\n", to_seconds(now - *origin_),
+                 static_cast<unsigned long long>(s.cwnd),
+                 static_cast<unsigned long long>(s.ssthresh), to_seconds(s.srtt) * 1e3,
+                 to_seconds(s.rto) * 1e3, static_cast<unsigned long long>(s.bytes_in_flight),
+                 static_cast<unsigned long long>(retransmits));
+  }
+
+ private:
+  std::FILE* file_;
+  std::optional<Instant> origin_;
+  Instant last_row_;
+  uint64_t last_ssthresh_ = 0;
+};
+
+// ---------------------------------------------------------------- kernel
+
+class KernelConnection : public StreamConnection {
+ public:
+  explicit KernelConnection(int fd) : fd_(fd) {}
+  ~KernelConnection() override {
+    if (fd_ >= 0) {
+      ::close(fd_);
+    }
+  }
+
+  PumpOutcome pump(const PumpIo& io, Duration idle_timeout) override {
+    return apps::pump(fd_, io, idle_timeout);
+  }
+
+  void close(Duration /*linger*/) override {
+    // The kernel delivers what was written after close() on its own.
+    last_ = stats();
+    ::close(fd_);
+    fd_ = -1;
+  }
+
+  TransportStats stats() const override {
+    if (fd_ < 0) {
+      return last_;
+    }
+    const auto info = kernel_tcp_info(fd_);
+    TransportStats s;
+    s.retransmits = info.total_retransmits;
+    s.payload_sent = info.bytes_sent;
+    return s;
+  }
+
+  uint64_t unacknowledged() const override { return fd_ >= 0 ? kernel_unacknowledged(fd_) : 0; }
+
+ private:
+  int fd_;
+  TransportStats last_;
+};
+
+class KernelListener : public StreamListener {
+ public:
+  explicit KernelListener(uint16_t port) : fd_(listen_tcp(port, 16)) {}
+  ~KernelListener() override { ::close(fd_); }
+
+  std::unique_ptr<StreamConnection> accept() override {
+    for (;;) {
+      const int fd = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
+      if (fd >= 0) {
+        return std::make_unique<KernelConnection>(fd);
+      }
+    }
+  }
+
+ private:
+  int fd_;
+};
+
+// ---------------------------------------------------------------- tinytcp
+
+class StackConnection : public StreamConnection {
+ public:
+  StackConnection(std::shared_ptr<StackRuntime> runtime, stack::SocketId id,
+                  const std::string& trace_path)
+      : runtime_(std::move(runtime)), id_(id) {
+    if (!trace_path.empty()) {
+      trace_ = std::make_unique<TraceWriter>(trace_path);
+      runtime_->host().set_trace(id_, [this](Instant now, const tcp::SenderState& s) {
+        const auto* c = runtime_->host().connection(id_);
+        trace_->row(now, s, c != nullptr ? c->sender_stats().retransmitted_segments : 0);
+      });
+    }
+  }
+
+  ~StackConnection() override {
+    if (open_) {
+      runtime_->host().abort(id_, runtime_->now());
+    }
+  }
+
+  PumpOutcome pump(const PumpIo& io, Duration idle_timeout) override {
+    auto& host = runtime_->host();
+    Instant last_progress = runtime_->now();
+    Instant last_tick = last_progress;
+    uint64_t last_unacknowledged = unacknowledged();
+    for (;;) {
+      // The peer acknowledging what we wrote is progress too: with a large
+      // send buffer the app may have nothing to write for a long time.
+      bool progress = unacknowledged() != last_unacknowledged;
+      last_unacknowledged = unacknowledged();
+      for (bool moved = true; moved;) {
+        moved = false;
+        for (std::string_view out = io.output(); !out.empty(); out = io.output()) {
+          const size_t n = host.write(id_, out, runtime_->now());
+          if (n == 0) {
+            break;
+          }
+          io.consume(n);
+          moved = true;
+        }
+        for (std::string_view in = host.peek(id_); !in.empty(); in = host.peek(id_)) {
+          io.input(in);
+          host.consume(id_, in.size(), runtime_->now());
+          moved = true;
+        }
+        progress = progress || moved;
+      }
+      if (io.done()) {
+        return {PumpResult::Done, {}};
+      }
+      const auto info = host.info(id_);
+      if (!info) {
+        return {PumpResult::Error, "connection lost"};
+      }
+      if (info->state == tcp::TcpState::Closed) {
+        const auto reason = info->close_reason.value_or(tcp::CloseReason::Normal);
+        return {reason == tcp::CloseReason::Normal ? PumpResult::PeerClosed : PumpResult::Error,
+                fmt::format("connection closed: {}", tcp::to_string(reason))};
+      }
+      if (info->peer_finished) {
+        return {PumpResult::PeerClosed, "the peer closed the connection"};
+      }
+      const Instant now = runtime_->now();
+      if (progress) {
+        last_progress = now;
+      } else if (now - last_progress > idle_timeout) {
+        return {PumpResult::Timeout,
+                fmt::format("no progress for {:.0f} s", to_seconds(idle_timeout))};
+      }
+      if (io.tick && now - last_tick >= kTickInterval) {
+        io.tick();
+        last_tick = now;
+      }
+      if (runtime_->loop().stopped()) {
+        return {PumpResult::Error, "interrupted"};
+      }
+      runtime_->loop().run_once(kTickInterval);
+    }
+  }
+
+  void close(Duration linger) override {
+    if (!open_) {
+      return;
+    }
+    auto& host = runtime_->host();
+    host.shutdown_write(id_, runtime_->now());
+    // Done when our FIN, and so every byte before it, was acknowledged, or
+    // when the peer's FIN arrived: then it has finished with the exchange and
+    // may be gone before it acknowledges ours.
+    runtime_->run_until(
+        [&] {
+          const auto info = host.info(id_);
+          if (!info) {
+            return true;
+          }
+          // Bytes the peer still sends are not wanted any more.
+          if (const auto in = host.peek(id_); !in.empty()) {
+            host.consume(id_, in.size(), runtime_->now());
+          }
+          return info->state != tcp::TcpState::FinWait1 &&
+                 info->state != tcp::TcpState::Established;
+        },
+        linger);
+    last_ = stats();
+    host.close(id_, runtime_->now());
+    open_ = false;
+  }
+
+  TransportStats stats() const override {
+    const auto* c = runtime_->host().connection(id_);
+    if (!open_ || c == nullptr) {
+      return last_;
+    }
+    TransportStats s;
+    s.retransmits = c->sender_stats().retransmitted_segments;
+    s.payload_sent = c->sender_stats().bytes_sent;
+    return s;
+  }
+
+  uint64_t unacknowledged() const override {
+    const auto* c = runtime_->host().connection(id_);
+    return open_ && c != nullptr ? c->sender().outbound().bytes_buffered() : 0;
+  }
+
+ private:
+  std::shared_ptr<StackRuntime> runtime_;
+  stack::SocketId id_;
+  bool open_ = true;
+  TransportStats last_;
+  std::unique_ptr<TraceWriter> trace_;
+};
+
+class StackListener : public StreamListener {
+ public:
+  StackListener(TransportOptions options, uint16_t port)
+      : options_(std::move(options)), port_(port) {
+    open();
+  }
+
+  std::unique_ptr<StreamConnection> accept() override {
+    // A UDP tunnel adopts its first sender; the next session gets a fresh one.
+    if (used_ && options_.transport == "udp") {
+      runtime_.reset();
+      open();
+    }
+    used_ = true;
+    auto& host = runtime_->host();
+    std::optional<stack::SocketId> id;
+    while (!(id = host.accept(listener_))) {
+      if (runtime_->loop().stopped()) {
+        throw std::runtime_error("interrupted");
+      }
+      runtime_->loop().run_once(std::chrono::seconds(1));
+    }
+    return std::make_unique<StackConnection>(runtime_, *id, options_.trace);
+  }
+
+ private:
+  void open() {
+    auto runtime = runtime_options(options_, true);
+    if (options_.transport == "udp") {
+      runtime.dev = fmt::format("udp:@{}", port_);
+    }
+    runtime_ = std::make_shared<StackRuntime>(runtime);
+    const auto listener = runtime_->host().listen(port_);
+    if (!listener) {
+      throw std::runtime_error(
+          fmt::format("cannot listen on port {}: {}", port_, stack::to_string(listener.error())));
+    }
+    listener_ = *listener;
+  }
+
+  TransportOptions options_;
+  uint16_t port_;
+  std::shared_ptr<StackRuntime> runtime_;
+  stack::SocketId listener_ = 0;
+  bool used_ = false;
+};
+
+std::unique_ptr<StreamConnection> connect_stack(const TransportOptions& options, const HostPort& to,
+                                                Duration timeout) {
+  auto runtime_config = runtime_options(options, false);
+  wire::Ipv4Address remote = kTunnelReceiver;
+  if (options.transport == "udp") {
+    runtime_config.dev = fmt::format("udp:{}:{}", resolve_ipv4(to.host), to.port);
+  } else {
+    const auto address = wire::Ipv4Address::parse(to.host);
+    if (!address) {
+      throw std::runtime_error(
+          fmt::format("--to {}: the tun transport needs an IPv4 address", to.host));
+    }
+    remote = *address;
+  }
+  auto runtime = std::make_shared<StackRuntime>(runtime_config);
+  auto& host = runtime->host();
+  const auto id = host.connect(remote, to.port, runtime->now());
+  if (!id) {
+    throw std::runtime_error(
+        fmt::format("cannot reach {}:{}: {}", to.host, to.port, stack::to_string(id.error())));
+  }
+  auto connection = std::make_unique<StackConnection>(runtime, *id, options.trace);
+  const bool settled = runtime->run_until(
+      [&] {
+        const auto info = host.info(*id);
+        return !info || info->state != tcp::TcpState::SynSent;
+      },
+      timeout);
+  const auto info = host.info(*id);
+  if (!settled || !info || info->state == tcp::TcpState::Closed) {
+    const std::string why = !settled ? fmt::format("no answer in {:.0f} s", to_seconds(timeout))
+                            : info && info->close_reason ? tcp::to_string(*info->close_reason)
+                                                         : "connection failed";
+    throw std::runtime_error(fmt::format("cannot reach {}:{}: {}", to.host, to.port, why));
+  }
+  return connection;
+}
+
+}  // namespace
+
+std::string default_congestion_control(const std::string& transport) {
+  return transport == "kernel" ? "" : tcp::kFileTransferCongestionControl;
+}
+
+std::optional<std::string> validate(const TransportOptions& options) {
+  if (options.transport != "udp" && options.transport != "tun" && options.transport != "kernel") {
+    return fmt::format("--transport {}: expected udp, tun or kernel", options.transport);
+  }
+  if (options.transport == "kernel") {
+    for (const auto& [flag, set] :
+         {std::pair{"--impair/--loss/--delay/...", !options.impair.empty()},
+          std::pair{"--pcap", !options.pcap.empty()}, std::pair{"--trace", !options.trace.empty()},
+          std::pair{"--no-sack", !options.sack}, std::pair{"--dev", !options.dev.empty()}}) {
+      if (set) {
+        return fmt::format("{} applies to the udp and tun transports, not kernel", flag);
+      }
+    }
+    return std::nullopt;
+  }
+  if (!options.cc.empty()) {
+    if (auto cc = tcp::make_congestion_control(options.cc, {}); !cc) {
+      return fmt::format("--cc {}: {}", options.cc, cc.error());
+    }
+  }
+  return std::nullopt;
+}
+
+void add_transport_flags(CLI::App& app, TransportFlags& flags) {
+  auto& o = flags.options;
+  app.add_option("--transport", o.transport,
+                 "udp: tinytcp's TCP inside a UDP tunnel (no privileges); tun: tinytcp's TCP "
+                 "on a TUN device to a kernel peer; kernel: kernel TCP")
+      ->check(CLI::IsMember({"udp", "tun", "kernel"}))
+      ->capture_default_str();
+  app.add_option("--dev", o.dev, "TUN device for --transport tun (default tun144)");
+  app.add_option("--cc", o.cc,
+                 "Congestion control: reno|newreno|cubic|fixed:N for udp/tun (default " +
+                     default_congestion_control("udp") +
+                     "); for kernel any of /proc/sys/net/ipv4/tcp_available_congestion_control");
+  app.add_flag("--no-sack", flags.no_sack, "Do not offer SACK (udp/tun)");
+  app.add_option("--loss", flags.loss, "Random loss each way, e.g. 5% (udp/tun)");
+  app.add_option("--delay", flags.delay, "Added one-way delay, e.g. 10ms (udp/tun)");
+  app.add_option("--jitter", flags.jitter, "Delay jitter, e.g. 2ms (udp/tun)");
+  app.add_option("--reorder", flags.reorder, "Reordering probability, e.g. 1% (udp/tun)");
+  app.add_option("--duplicate", flags.duplicate, "Duplication probability (udp/tun)");
+  app.add_option("--impair", o.impair,
+                 "Full impairment spec, e.g. 'loss=1%,burst=0.01/0.25' (udp/tun)");
+  app.add_option("--seed", o.seed, "Seed of the impairment stage")->capture_default_str();
+  app.add_option("--pcap", o.pcap, "Capture our packets to this pcap file (udp/tun)");
+  app.add_option("--trace", o.trace,
+                 "CSV of the sender's cwnd, ssthresh, srtt, rto, bytes in flight and "
+                 "retransmits over time (udp/tun)");
+}
+
+Expected<TransportOptions, std::string> TransportFlags::finish() const {
+  TransportOptions o = options;
+  o.sack = !no_sack;
+  std::string spec = o.impair;
+  for (const auto& [key, value] :
+       {std::pair{"loss", &loss}, std::pair{"delay", &delay}, std::pair{"jitter", &jitter},
+        std::pair{"reorder", &reorder}, std::pair{"duplicate", &duplicate}}) {
+    if (!value->empty()) {
+      spec += fmt::format("{}{}={}", spec.empty() ? "" : ",", key, *value);
+    }
+  }
+  if (!spec.empty()) {
+    if (auto parsed = io::parse_impairment(spec); !parsed) {
+      return make_unexpected(fmt::format("impairment: {}", parsed.error()));
+    }
+  }
+  o.impair = spec;
+  if (auto error = validate(o)) {
+    return make_unexpected(*error);
+  }
+  return o;
+}
+
+std::unique_ptr<StreamConnection> connect_stream(const TransportOptions& options,
+                                                 const HostPort& to, Duration timeout) {
+  if (options.transport == "kernel") {
+    return std::make_unique<KernelConnection>(connect_tcp(to, timeout, options.cc));
+  }
+  return connect_stack(options, to, timeout);
+}
+
+std::unique_ptr<StreamListener> listen_stream(const TransportOptions& options, uint16_t port) {
+  if (options.transport == "kernel") {
+    return std::make_unique<KernelListener>(port);
+  }
+  return std::make_unique<StackListener>(options, port);
+}
+
+}  // namespace tinytcp::apps

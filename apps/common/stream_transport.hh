@@ -1,0 +1,94 @@
+#pragma once
+
+// The reliable byte stream under file-send and file-recv, whichever TCP
+// carries it:
+//   kernel  kernel TCP sockets on both ends (the baseline)
+//   udp     tinytcp's TCP inside the UDP tunnel: no privileges; the receiver
+//           binds UDP PORT and listens on TCP PORT inside the tunnel at
+//           169.254.0.1, the sender connects from 169.254.0.2
+//   tun     tinytcp's TCP on a TUN device (default tun144) to a kernel peer
+// A StreamConnection runs a protocol endpoint (PumpIo) to completion and
+// closes gracefully; the stack transports take impairment, pcap, congestion
+// control and a CSV trace of the sender's state.
+//
+// Errors for the user are thrown as std::runtime_error with one line.
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "common/kernel_tcp.hh"
+#include "common/transfer_driver.hh"
+#include "util/expected.hh"
+#include "util/time.hh"
+
+namespace tinytcp::apps {
+
+struct TransportOptions {
+  std::string transport = "udp";  // udp | tun | kernel
+  std::string dev;                // tun: the device (default tun144)
+  std::string cc;                 // congestion control; empty: the transport's default
+  bool sack = true;
+  std::string impair;  // impairment spec for our transports, each direction
+  std::string pcap;
+  std::string trace;  // CSV file of the sender's state over time
+  uint64_t seed = 1;
+};
+
+// Checks the combination before anything is opened; the message names the flag.
+std::optional<std::string> validate(const TransportOptions& options);
+
+// The command-line flags both file apps share: --transport, --dev, --cc,
+// --no-sack, --loss/--delay/--jitter/--reorder/--duplicate (each direction),
+// --impair SPEC (the full impairment syntax), --seed, --pcap, --trace.
+struct TransportFlags {
+  TransportOptions options;
+  std::string loss, delay, jitter, reorder, duplicate;
+  bool no_sack = false;
+
+  // The options with the impairment flags folded in, checked; or the error.
+  Expected<TransportOptions, std::string> finish() const;
+};
+void add_transport_flags(CLI::App& app, TransportFlags& flags);
+
+// The congestion control a transport uses when none is given.
+std::string default_congestion_control(const std::string& transport);
+
+struct TransportStats {
+  uint64_t retransmits = 0;   // segments sent again
+  uint64_t payload_sent = 0;  // payload bytes sent, retransmissions included
+  uint64_t payload_received = 0;
+};
+
+class StreamConnection {
+ public:
+  virtual ~StreamConnection() = default;
+
+  // Moves bytes between the endpoint and the stream until io.done(), the peer
+  // closes, an error, or `idle_timeout` without progress.
+  virtual PumpOutcome pump(const PumpIo& io, Duration idle_timeout) = 0;
+  // Closes gracefully: what was written is delivered (waits at most `linger`).
+  virtual void close(Duration linger) = 0;
+  virtual TransportStats stats() const = 0;
+  // Bytes written to the stream that the peer has not acknowledged yet.
+  virtual uint64_t unacknowledged() const = 0;
+};
+
+// Connects to the receiver at `to` (for udp, its UDP endpoint); throws
+// std::runtime_error "cannot reach ..." after `timeout`.
+std::unique_ptr<StreamConnection> connect_stream(const TransportOptions& options,
+                                                 const HostPort& to, Duration timeout);
+
+class StreamListener {
+ public:
+  virtual ~StreamListener() = default;
+  // Blocks until a sender connects.
+  virtual std::unique_ptr<StreamConnection> accept() = 0;
+};
+
+std::unique_ptr<StreamListener> listen_stream(const TransportOptions& options, uint16_t port);
+
+}  // namespace tinytcp::apps
