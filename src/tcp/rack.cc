@@ -57,12 +57,13 @@ Duration Rack::reo_wnd(const WindowInputs& in) const {
   return in.srtt > Duration::zero() ? std::min(wnd, in.srtt) : wnd;
 }
 
-Rack::Detection Rack::detect_losses(SackScoreboard& board, Instant now, Duration reo_wnd) {
+Rack::Detection Rack::detect_losses(SackScoreboard& board, Instant now, const WindowInputs& in) {
   Detection out;
   timer_.reset();
   if (!xmit_ts_) {
     return out;
   }
+  std::optional<Duration> reo;
   // Step 5. Entries never retransmitted were sent in sequence order, so the
   // first of them that is not due ends the walk: everything after it was
   // sent later (a retransmission after it, later still).
@@ -77,7 +78,10 @@ Rack::Detection Rack::detect_losses(SackScoreboard& board, Instant now, Duration
       }
       continue;
     }
-    const Instant due = seg.sent_at + rtt_ + reo_wnd;
+    if (!reo) {
+      reo = reo_wnd(in);
+    }
+    const Instant due = seg.sent_at + rtt_ + *reo;
     if (due <= now) {
       const bool retransmission = seg.rexmit;
       if (board.mark_lost_by_time(i)) {

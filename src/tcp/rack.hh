@@ -57,8 +57,9 @@ class Rack {
 
   // Steps 5-6 (and §6.3 when the timer fired): marks every segment sent
   // before RACK.xmit_ts that has waited RACK.rtt + reo_wnd; arms the
-  // reordering timer for the first that has not yet.
-  Detection detect_losses(SackScoreboard& board, Instant now, Duration reo_wnd);
+  // reordering timer for the first that has not yet. reo_wnd is computed
+  // only when some segment was sent before RACK.xmit_ts.
+  Detection detect_losses(SackScoreboard& board, Instant now, const WindowInputs& in);
 
   // The reordering timer; nullopt when not armed.
   std::optional<Instant> deadline() const { return timer_; }

@@ -536,7 +536,7 @@ AckResult TcpSender::receive(const TcpSegment& segment, Instant now) {
   }
 
   uint64_t newly_sacked = 0;
-  board_.begin_delivery(rack_ambiguous_after(segment, now));
+  board_.begin_delivery(rack_on() ? rack_ambiguous_after(segment, now) : now);
   const uint64_t prior_dsack_blocks = stats_.dsack_blocks;
   process_sack(segment, ack, newly_sacked);
   const bool dsack = stats_.dsack_blocks != prior_dsack_blocks;
@@ -981,7 +981,10 @@ Instant TcpSender::rack_ambiguous_after(const TcpSegment& segment, Instant now) 
   // it was sent, or sent after the TSval this ACK echoes, may be the
   // original's delivery; it gives RACK no sample.
   Instant bound = now - rtt_.min_rtt();
-  if (peer_.timestamps && segment.options.timestamps) {
+  // The echo only matters when retransmissions are outstanding (it costs
+  // a division per ACK otherwise).
+  const bool retransmissions = board_.retransmitted_bytes() > 0 || tlp_end_seq_;
+  if (retransmissions && peer_.timestamps && segment.options.timestamps) {
     const auto elapsed =
         static_cast<int32_t>(timestamp_value(now) - segment.options.timestamps->echo_reply);
     if (elapsed >= 0) {
@@ -1013,7 +1016,10 @@ void TcpSender::rack_detect(Instant now) {
   in.srtt = rtt_.has_sample() ? rtt_.srtt() : Duration::zero();
   in.in_recovery = in_recovery_ || snd_una_ < recover_;  // fast or RTO recovery
   in.sacked_segments = board_.sacked_segments();
-  const Rack::Detection found = rack_.detect_losses(board_, now, rack_.reo_wnd(in));
+  const Rack::Detection found = rack_.detect_losses(board_, now, in);
+  if (found.marked_lost == 0) {
+    return;
+  }
   stats_.rack_marked_lost += found.marked_lost;
   stats_.lost_retransmissions_detected += found.lost_retransmissions;
 }

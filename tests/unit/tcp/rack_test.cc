@@ -45,7 +45,7 @@ class RackTest : public ::testing::Test {
     rack.on_ack(info);
     return detect();
   }
-  Rack::Detection detect() { return rack.detect_losses(board, now, rack.reo_wnd(inputs())); }
+  Rack::Detection detect() { return rack.detect_losses(board, now, inputs()); }
   Rack::WindowInputs inputs() const {
     Rack::WindowInputs in;
     in.min_rtt = min_rtt;

@@ -1230,6 +1230,9 @@ TEST_F(TcpSenderTest, RandomAcksKeepInvariants) {
       }
       if (rng.chance(0.2)) {
         tick(std::chrono::milliseconds(rng.uniform(0, 2000)));
+        if (const auto next = sender->next_deadline(); next && !sender->failure()) {
+          ASSERT_GT(*next, now) << "a timer due now did not fire";
+        }
       }
       drain();
       ASSERT_LE(sender->bytes_in_flight(), sender->sequence_numbers_in_flight());
