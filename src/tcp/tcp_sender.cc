@@ -552,7 +552,10 @@ AckResult TcpSender::receive(const TcpSegment& segment, Instant now) {
       stats_.input_errors.count(SenderInputError::TimestampEchoInFuture);
       SPDLOG_DEBUG("TSecr {} in the future", segment.options.timestamps->echo_reply);
     } else {
-      ts_rtt = std::chrono::milliseconds(elapsed);
+      // The TSval clock ticks in milliseconds: 0 means "under 1 ms", not an
+      // RTT of zero (which would pull min RTT to 0 on sub-millisecond paths
+      // and with it RACK's windows and bbr's BDP).
+      ts_rtt = std::chrono::milliseconds(std::max<int32_t>(elapsed, 1));
     }
   }
 
@@ -573,7 +576,13 @@ AckResult TcpSender::receive(const TcpSegment& segment, Instant now) {
     // timestamp echo tells which transmission was acknowledged.
     if (!acked.any_retransmitted && acked.oldest_sent) {
       rtt_sample = now - *acked.oldest_sent;
-    } else if (ts_rtt) {
+    } else if (ts_rtt && acked.oldest_sent &&
+               *ts_rtt <= now - *acked.oldest_sent + std::chrono::milliseconds(1)) {
+      // The echo must be of a transmission this ACK acknowledges. RFC 7323
+      // §4.3/§5.3 has the receiver drop a duplicate before updating
+      // TS.Recent, so after lost ACKs and a timeout the ACK of the
+      // retransmission echoes the original's TSval; that "sample" would
+      // count the timeouts in between and inflate SRTT to seconds.
       rtt_sample = ts_rtt;
     }
     if (rtt_sample) {
