@@ -26,6 +26,10 @@ SackScoreboard::Acked SackScoreboard::acknowledge(uint64_t ack) {
     const uint64_t n = whole ? seg.length : ack - seg.start;
     acked.bytes += n;
     acked.any_retransmitted |= seg.ever_retransmitted;
+    if (seg.ever_retransmitted &&
+        (!acked.newest_retransmission || seg.sent_at > *acked.newest_retransmission)) {
+      acked.newest_retransmission = seg.sent_at;
+    }
     if (!acked.oldest_sent || seg.sent_at < *acked.oldest_sent) {
       acked.oldest_sent = seg.sent_at;
     }

@@ -57,6 +57,8 @@ class SackScoreboard {
     uint64_t sacked_bytes = 0;  // of `bytes`, already SACKed before
     bool any_retransmitted = false;
     std::optional<Instant> oldest_sent;  // earliest send time among removed segments
+    // Latest last transmission among the removed retransmitted segments.
+    std::optional<Instant> newest_retransmission;
     bool syn = false;
     bool fin = false;
   };

@@ -576,13 +576,15 @@ AckResult TcpSender::receive(const TcpSegment& segment, Instant now) {
     // timestamp echo tells which transmission was acknowledged.
     if (!acked.any_retransmitted && acked.oldest_sent) {
       rtt_sample = now - *acked.oldest_sent;
-    } else if (ts_rtt && acked.oldest_sent &&
-               *ts_rtt <= now - *acked.oldest_sent + std::chrono::milliseconds(1)) {
-      // The echo must be of a transmission this ACK acknowledges. RFC 7323
-      // §4.3/§5.3 has the receiver drop a duplicate before updating
-      // TS.Recent, so after lost ACKs and a timeout the ACK of the
-      // retransmission echoes the original's TSval; that "sample" would
-      // count the timeouts in between and inflate SRTT to seconds.
+    } else if (ts_rtt &&
+               (!acked.newest_retransmission ||
+                *ts_rtt <= now - *acked.newest_retransmission + std::chrono::milliseconds(1))) {
+      // The echo must be no older than the latest retransmission acknowledged
+      // (1 ms: the TSval clock's tick). RFC 7323 §5.3 has the receiver drop
+      // a duplicate before updating TS.Recent, so after lost ACKs and a
+      // timeout the ACK of the retransmission echoes an original's TSval;
+      // that "sample" would count the timeouts in between and inflate SRTT
+      // to seconds.
       rtt_sample = ts_rtt;
     }
     if (rtt_sample) {
