@@ -551,7 +551,10 @@ AckResult TcpSender::receive(const TcpSegment& segment, Instant now) {
       stats_.input_errors.count(SenderInputError::TimestampEchoInFuture);
       SPDLOG_DEBUG("TSecr {} in the future", segment.options.timestamps->echo_reply);
     } else {
-      ts_rtt = std::chrono::milliseconds(elapsed);
+      // The TSval clock ticks in milliseconds: 0 means "under 1 ms", not an
+      // RTT of zero (which would pull min RTT to 0 on sub-millisecond paths
+      // and with it RACK's windows and bbr's BDP).
+      ts_rtt = std::chrono::milliseconds(std::max<int32_t>(elapsed, 1));
     }
   }
 

@@ -258,8 +258,11 @@ void Bbr::enter_startup() {
 void Bbr::update_min_rtt(const AckEvent& ack, const RateSample& rs) {
   // draft §4.1.2.3: a windowed minimum over kMinRttFilter.
   min_rtt_expired_ = min_rtt_ && ack.now > min_rtt_stamp_ + kMinRttFilter;
+  // The rate sample's RTT (send time to now, never from a retransmission) is
+  // exact; the ACK's may come from a timestamp echo, in milliseconds, so it
+  // only stands in when there is no other.
   const std::optional<Duration> sample = rs.rtt ? rs.rtt : ack.rtt;
-  if (sample && *sample >= Duration::zero() &&
+  if (sample && *sample > Duration::zero() &&
       (!min_rtt_ || *sample <= *min_rtt_ || min_rtt_expired_)) {
     min_rtt_ = *sample;
     min_rtt_stamp_ = ack.now;

@@ -50,6 +50,21 @@ TEST_F(SackScoreboardTest, CumulativeAckRemovesWholeSegments) {
   EXPECT_EQ(board.pipe(), 7000u);
 }
 
+TEST_F(SackScoreboardTest, CumulativeAckReportsTheLatestRetransmission) {
+  send_ten();
+  EXPECT_FALSE(board.acknowledge(1001).newest_retransmission) << "none retransmitted";
+  board.mark_all_lost();
+  const Instant first = now + std::chrono::seconds(1);
+  board.on_retransmitted(1, first);
+  board.on_retransmitted(0, first + std::chrono::milliseconds(5));
+  const auto acked = board.acknowledge(4001);
+  EXPECT_TRUE(acked.any_retransmitted);
+  ASSERT_TRUE(acked.newest_retransmission);
+  EXPECT_EQ(*acked.newest_retransmission, first + std::chrono::milliseconds(5));
+  ASSERT_TRUE(acked.oldest_sent);
+  EXPECT_EQ(*acked.oldest_sent, now) << "the segment never retransmitted";
+}
+
 TEST_F(SackScoreboardTest, PartialAckTrimsTheFrontSegment) {
   send_ten();
   const auto acked = board.acknowledge(1501);

@@ -314,6 +314,39 @@ TEST_F(TcpSenderTest, EchoOfAnEarlierCopyGivesNoSample) {
   EXPECT_EQ(rto(), 2 * before) << "no sample: the backed-off RTO stays (RFC 6298 §5.7)";
 }
 
+TEST_F(TcpSenderTest, TimestampEchoOfAnEarlierTransmissionIsNoSample) {
+  // The ACKs of the original were lost; the receiver drops the
+  // retransmission as a duplicate without updating TS.Recent (RFC 7323
+  // §5.3) and echoes the original's TSval, a second before: not an RTT.
+  auto peer = default_peer();
+  peer.timestamps = true;
+  establish(peer);
+  push("a");
+  const uint32_t original = expect_segment().segment().options.timestamps->value;
+  const Duration before = rto();
+  tick(before);
+  expect_segment().payload("a");
+  now += 30ms;
+  ack(2, 65535, {}, original);
+  EXPECT_EQ(rto(), 2 * before) << "no sample: the backoff stays (RFC 6298 §5.7)";
+}
+
+TEST_F(TcpSenderTest, SubMillisecondTimestampSampleIsNotZero) {
+  auto peer = default_peer();
+  peer.timestamps = true;
+  establish(peer);  // a 0 ms sample from the SYN, acknowledged at once
+  ASSERT_EQ(sender->state().srtt, 0ms);
+  push("a");
+  expect_segment();
+  tick(rto());
+  const uint32_t tsval = expect_segment().segment().options.timestamps->value;
+  now += 100us;
+  ack(2, 65535, {}, tsval);  // echo of this very millisecond
+  // The TSval clock ticks in ms: "0 ms" is "under 1 ms", counted as 1 ms.
+  EXPECT_GT(sender->state().srtt, 0ms);
+  EXPECT_LE(sender->state().srtt, 1ms);
+}
+
 TEST_F(TcpSenderTest, RtoHasAConfigurableFloor) {
   config.rto_min = 50ms;
   establish();  // a 0 ms sample from the SYN
