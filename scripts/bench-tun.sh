@@ -112,6 +112,7 @@ stop_serve() {
 }
 elapsed() { python3 -c "print(f'{$2 - $1:.4f}')"; }
 
+echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg) ($(nproc) CPUs)"
 for mtu in $mtus; do
   ip -n "$NS" link set tun144 mtu "$mtu"
   ip -n "$NS" link set ttbt-a mtu "$mtu"
@@ -142,6 +143,7 @@ for mtu in $mtus; do
   done
 done
 
+echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
 python3 - "$csv" <<'PY'
 import csv, io, statistics, sys

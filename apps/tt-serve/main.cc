@@ -354,6 +354,7 @@ int run(int argc, char** argv) {
   int http_port = 80;
   int verbose = 0;
   bool quiet = false;
+  uint64_t buffer_bytes = 1 << 20;
   app.add_option(
          "--dev", options.dev,
          "tunN (tunN+offload: TSO/GSO super-packets), tapN or udp:PEER_IP:PORT[@LOCAL_PORT]")
@@ -368,6 +369,9 @@ int run(int argc, char** argv) {
   app.add_option("--http", http_dir, "Serve (and accept PUTs into) this directory")
       ->check(CLI::ExistingDirectory);
   app.add_option("--http-port", http_port, "HTTP port")->check(CLI::Range(1, 65535));
+  app.add_option("--buffer", buffer_bytes, "Send and receive buffer per connection, bytes")
+      ->check(CLI::Range(uint64_t{4096}, uint64_t{256} << 20))
+      ->capture_default_str();
   app.add_option("--cc", options.tcp.congestion_control,
                  "Congestion control: reno, newreno, cubic or fixed:N")
       ->capture_default_str();
@@ -386,9 +390,9 @@ int run(int argc, char** argv) {
       return 1;
     }
   }
-  // Many connections at once: moderate buffers (the default is 1 MiB each way).
-  options.tcp.receive_buffer_bytes = 1 << 20;
-  options.tcp.send_buffer_bytes = 1 << 20;
+  // Many connections at once: moderate buffers (1 MiB each way unless --buffer).
+  options.tcp.receive_buffer_bytes = buffer_bytes;
+  options.tcp.send_buffer_bytes = buffer_bytes;
 
   apps::StackRuntime runtime(options);
   Server server(runtime, http_dir);

@@ -25,6 +25,20 @@ ifreq make_ifreq(const std::string& name) {
   return ifr;
 }
 
+DeviceDrop write_error_reason(int error) {
+  switch (error) {
+    case EINVAL:
+      return DeviceDrop::kRejected;
+    case EAGAIN:
+    case ENOBUFS:
+      return DeviceDrop::kNoBuffers;
+    case EIO:
+      return DeviceDrop::kDeviceDown;
+    default:
+      return DeviceDrop::kWriteError;
+  }
+}
+
 }  // namespace
 
 const char* to_string(DeviceDrop drop) {
@@ -63,14 +77,15 @@ KernelDevice::KernelDevice(const KernelDeviceConfig& config, short flags, LinkTy
   if (config.name.size() >= IFNAMSIZ) {
     throw_errno(ENAMETOOLONG, "open " + what);
   }
+  if (offload_ && (flags & IFF_TAP) != 0) {
+    // Frames would put the Ethernet header in front of the offsets TSO uses.
+    throw_errno(EINVAL, "offload on " + what + " (TUN devices only)");
+  }
   if (!fd_) {
     throw_errno("open /dev/net/tun for " + what);
   }
   if (!control_) {
     throw_errno("socket for ioctls on " + what);
-  }
-  if (offload_ && (flags & IFF_TAP) != 0) {
-    throw_errno(EINVAL, "offload on " + what + " (TUN devices only)");
   }
   ifreq ifr = make_ifreq(config.name);
   ifr.ifr_flags = static_cast<short>(flags | IFF_NO_PI | (offload_ ? IFF_VNET_HDR : 0));
@@ -188,11 +203,7 @@ bool KernelDevice::write_parts(const iovec* parts, size_t count) {
   do {
     n = ::writev(fd_.get(), parts, static_cast<int>(count));
   } while (n < 0 && errno == EINTR);
-  if (n >= 0) {
-    return true;
-  }
-  count_write_error(errno);
-  return false;
+  return n >= 0;  // errno says why not
 }
 
 void KernelDevice::send(std::string_view packet) {
@@ -207,6 +218,9 @@ void KernelDevice::send(std::string_view packet) {
     const iovec parts[2] = {{const_cast<char*>(kPlain), sizeof(kPlain)},
                             {const_cast<char*>(packet.data()), packet.size()}};
     sent = write_parts(parts, 2);
+    if (!sent) {
+      count_write_error(errno);
+    }
   } else {
     ssize_t n = 0;
     do {
@@ -256,8 +270,12 @@ void KernelDevice::send_batch(const std::string_view* packets, size_t count) {
       ++offload_stats_.super_packets_sent;
       offload_stats_.segments_coalesced += run.count;
     } else {
-      // count_write_error counted one drop; the run's other segments went too.
-      stats_.send_drops += run.count - 1;
+      // The reason is counted; the segments then go one by one, so a kernel
+      // that refuses the super-packet loses nothing.
+      drop(write_error_reason(errno));
+      for (size_t k = i; k < i + run.count; ++k) {
+        send(packets[k]);
+      }
     }
     i += run.count;
   }
@@ -265,21 +283,7 @@ void KernelDevice::send_batch(const std::string_view* packets, size_t count) {
 
 void KernelDevice::count_write_error(int error) {
   ++stats_.send_drops;
-  switch (error) {
-    case EINVAL:
-      drop(DeviceDrop::kRejected);
-      break;
-    case EAGAIN:
-    case ENOBUFS:
-      drop(DeviceDrop::kNoBuffers);
-      break;
-    case EIO:
-      drop(DeviceDrop::kDeviceDown);
-      break;
-    default:
-      drop(DeviceDrop::kWriteError);
-      break;
-  }
+  drop(write_error_reason(error));
 }
 
 }  // namespace tinytcp::io

@@ -24,6 +24,18 @@ TEST(KernelDeviceTest, NameTooLongThrowsNamingTheDevice) {
   }
 }
 
+TEST(KernelDeviceTest, OffloadOnTapIsRefusedBeforeOpening) {
+  KernelDeviceConfig config{"tap0"};
+  config.offload = true;
+  try {
+    TapDevice tap(config);
+    FAIL() << "no exception";
+  } catch (const std::system_error& e) {
+    EXPECT_EQ(e.code().value(), EINVAL);
+    EXPECT_NE(std::string(e.what()).find("TUN devices only"), std::string::npos) << e.what();
+  }
+}
+
 TEST(KernelDeviceTest, EveryDropHasAName) {
   for (size_t i = 0; i < static_cast<size_t>(DeviceDrop::kCount); ++i) {
     EXPECT_STRNE(to_string(static_cast<DeviceDrop>(i)), "unknown");
