@@ -59,8 +59,6 @@ class SackScoreboard {
     // The last transmission of the most recently retransmitted removed segment.
     std::optional<Instant> newest_retransmission;
     std::optional<Instant> oldest_sent;  // earliest send time among removed segments
-    // Latest last transmission among the removed retransmitted segments.
-    std::optional<Instant> newest_retransmission;
     bool syn = false;
     bool fin = false;
   };
