@@ -40,6 +40,10 @@ tcp::TcpConfig transfer_tcp_config(const TransportOptions& options) {
   // Lossy-link timers: a lost SYN or retransmission is the expected case, not
   // a sign of a slow path (docs/file-transfer.md, "Timers").
   config.rto_initial = std::chrono::milliseconds(300);
+  // A floor above the peer's 40 ms delayed ACK, not Linux's 200 ms: the tail
+  // of a transfer on a lossy link is where timeouts still happen (Linux sets
+  // the same per route with `ip route ... rto_min`).
+  config.rto_min = std::chrono::milliseconds(80);
   config.rto_after_syn_timeout = Duration::zero();
   config.linear_timeouts = 6;
   config.nagle = false;  // the protocol writes whole frames; the last one must not wait
