@@ -45,7 +45,7 @@ tcp::TcpConfig transfer_tcp_config(const TransportOptions& options) {
   // the same per route with `ip route ... rto_min`).
   config.rto_min = std::chrono::milliseconds(80);
   config.rto_after_syn_timeout = Duration::zero();
-  config.linear_timeouts = 6;
+  config.linear_timeouts = 20;
   config.nagle = false;  // the protocol writes whole frames; the last one must not wait
   return config;
 }
