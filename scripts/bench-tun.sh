@@ -3,7 +3,7 @@
 # over a veth pair (offloads off) measured in the same run for the ratio.
 #
 #   bench-tun.sh [--bytes 1G] [--mtu "1500 9000"] [--trials 3] [--modes "plain offload"]
-#                [--loss 1%] [--out FILE.csv]
+#                [--loss 1%] [--cc reno|cubic|bbr|...] [--out FILE.csv]
 #
 #   tinytcp receives: socat (kernel) -> tt-serve --discard on tun144
 #   tinytcp sends:    curl (kernel) downloads a file from tt-serve --http on tun144
@@ -25,6 +25,7 @@ mtus="1500 9000"
 trials=3
 modes="plain offload"
 loss=""
+cc=""
 out=""
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -33,6 +34,7 @@ while [ $# -gt 0 ]; do
     --trials) trials=$2; shift 2 ;;
     --modes) modes=$2; shift 2 ;;
     --loss) loss=$2; shift 2 ;;
+    --cc) cc=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     *) echo "bench-tun: unknown argument $1" >&2; exit 2 ;;
   esac
@@ -100,7 +102,7 @@ record() {  # path direction mtu trial seconds
 start_serve() {  # mode
   local dev=tun144
   [ "$1" = offload ] && dev=tun144+offload
-  ip netns exec "$NS" "$BIN/tt-serve" -q --dev "$dev" "${impair[@]}" --discard 9 \
+  ip netns exec "$NS" "$BIN/tt-serve" -q --dev "$dev" "${impair[@]}" ${cc:+--cc "$cc"} --discard 9 \
     --http "$WORK" >"$WORK/serve.out" 2>&1 &
   SERVE=$!
   sleep 0.5
