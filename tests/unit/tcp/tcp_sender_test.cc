@@ -314,23 +314,6 @@ TEST_F(TcpSenderTest, EchoOfAnEarlierCopyGivesNoSample) {
   EXPECT_EQ(rto(), 2 * before) << "no sample: the backed-off RTO stays (RFC 6298 §5.7)";
 }
 
-TEST_F(TcpSenderTest, TimestampEchoOfAnEarlierTransmissionIsNoSample) {
-  // The ACKs of the original were lost; the receiver drops the
-  // retransmission as a duplicate without updating TS.Recent (RFC 7323
-  // §5.3) and echoes the original's TSval, a second before: not an RTT.
-  auto peer = default_peer();
-  peer.timestamps = true;
-  establish(peer);
-  push("a");
-  const uint32_t original = expect_segment().segment().options.timestamps->value;
-  const Duration before = rto();
-  tick(before);
-  expect_segment().payload("a");
-  now += 30ms;
-  ack(2, 65535, {}, original);
-  EXPECT_EQ(rto(), 2 * before) << "no sample: the backoff stays (RFC 6298 §5.7)";
-}
-
 TEST_F(TcpSenderTest, SubMillisecondTimestampSampleIsNotZero) {
   auto peer = default_peer();
   peer.timestamps = true;
