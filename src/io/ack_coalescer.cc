@@ -15,33 +15,102 @@ constexpr uint8_t kOptionEnd = 0;
 constexpr uint8_t kOptionNop = 1;
 constexpr uint8_t kOptionSack = 5;  // RFC 2018 §3
 
+constexpr size_t kMaxSackBlocks = 4;  // 40 option bytes hold at most four
+
+// RFC 1982 order of 32-bit sequence numbers.
+bool before_or_at(uint32_t a, uint32_t b) {
+  return static_cast<int32_t>(b - a) >= 0;
+}
+
+struct SackBlock {
+  uint32_t left = 0;
+  uint32_t right = 0;
+};
+
 struct PureAck {
   bool ok = false;
   std::string_view flow;  // addresses and ports: 12 bytes
   uint32_t ack = 0;
-  bool sack = false;
+  bool sack = false;  // a SACK option is present (even an unreadable one)
+  bool exact = true;  // false: a SACK option that could not be read
+  std::array<SackBlock, kMaxSackBlocks> blocks{};
+  size_t block_count = 0;
 };
 
-bool has_sack(std::string_view options) {
+// Reads the SACK option of `options` (RFC 2018 §3) into `a`.
+void read_sack(std::string_view options, PureAck& a) {
   BufferReader r(options);
   while (r.remaining() > 0) {
     const uint8_t kind = r.u8();
     if (kind == kOptionEnd) {
-      return false;
+      return;
     }
     if (kind == kOptionNop) {
       continue;
     }
     const uint8_t length = r.u8();
     if (!r.ok() || length < 2) {
-      return false;
+      return;
     }
     if (kind == kOptionSack) {
-      return true;
+      a.sack = true;
+      a.exact = false;
+      const size_t n = (length - 2u) / 8;
+      if ((length - 2u) % 8 != 0 || n == 0 || n > kMaxSackBlocks) {
+        return;  // malformed: never judged covered
+      }
+      for (size_t i = 0; i < n; ++i) {
+        a.blocks[i].left = r.u32();
+        a.blocks[i].right = r.u32();
+      }
+      a.block_count = n;
+      a.exact = r.ok();
+      return;
     }
     r.skip(length - 2u);
   }
-  return false;
+}
+
+// RFC 2883: a first block at or below the cumulative ACK, or inside the
+// second block, reports a duplicate segment (D-SACK). The peer uses it to undo
+// a spurious retransmission; it is never coalesced away.
+bool has_dsack(const PureAck& a) {
+  if (a.block_count == 0) {
+    return false;
+  }
+  const SackBlock& first = a.blocks[0];
+  if (before_or_at(first.right, a.ack)) {
+    return true;
+  }
+  return a.block_count > 1 && before_or_at(a.blocks[1].left, first.left) &&
+         before_or_at(first.right, a.blocks[1].right);
+}
+
+// True when everything `older` said is in `newer`: its cumulative ACK, and each
+// SACK block either acknowledged by the newer cumulative ACK or inside one of
+// the newer blocks.
+bool covers(const PureAck& newer, const PureAck& older) {
+  if (!before_or_at(older.ack, newer.ack)) {
+    return false;
+  }
+  if (!older.sack) {
+    return true;
+  }
+  if (!older.exact || !newer.exact || has_dsack(older)) {
+    return false;
+  }
+  for (size_t i = 0; i < older.block_count; ++i) {
+    const SackBlock& b = older.blocks[i];
+    bool covered = before_or_at(b.right, newer.ack);
+    for (size_t j = 0; j < newer.block_count && !covered; ++j) {
+      covered = before_or_at(newer.blocks[j].left, b.left) &&
+                before_or_at(b.right, newer.blocks[j].right);
+    }
+    if (!covered) {
+      return false;
+    }
+  }
+  return true;
 }
 
 PureAck inspect(std::string_view d) {
@@ -70,7 +139,7 @@ PureAck inspect(std::string_view d) {
     return a;  // malformed, or it carries data
   }
   a.flow = std::string_view(addresses.data(), addresses.size() + ports.size());
-  a.sack = has_sack(d.substr(40));
+  read_sack(d.substr(40), a);
   a.ok = true;
   return a;
 }
@@ -79,12 +148,7 @@ PureAck inspect(std::string_view d) {
 
 size_t coalesce_acks(std::string_view* datagrams, size_t count) {
   // Newest first: the latest pure ACK of each connection seen so far.
-  struct Latest {
-    std::string_view flow;
-    uint32_t ack;
-    bool sack;
-  };
-  std::array<Latest, kAckCoalescerMaxFlows> latest{};
+  std::array<PureAck, kAckCoalescerMaxFlows> latest{};
   size_t flows = 0;
   std::array<bool, 1024> keep{};
   // Batches are bounded by the caller; past 1024 nothing is removed.
@@ -103,12 +167,13 @@ size_t coalesce_acks(std::string_view* datagrams, size_t count) {
     }
     if (f == flows) {
       if (flows < latest.size()) {
-        latest[flows++] = Latest{a.flow, a.ack, a.sack};
+        latest[flows++] = a;
       }
       continue;
     }
-    const auto ahead = static_cast<int32_t>(latest[f].ack - a.ack);  // RFC 1982 order
-    if (ahead > 0 || (ahead == 0 && a.sack && latest[f].sack)) {
+    // A duplicate ACK without SACK counts toward fast retransmit: kept.
+    const bool duplicate_without_sack = latest[f].ack == a.ack && !a.sack;
+    if (!duplicate_without_sack && covers(latest[f], a)) {
       keep[i] = false;
     }
   }

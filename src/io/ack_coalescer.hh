@@ -3,14 +3,17 @@
 // ACK coalescing on the way out: in a batch of outgoing IPv4 datagrams (what
 // a stack sent during one pass of the event loop), a pure TCP ACK is left out
 // when a later pure ACK of the same connection in the same batch carries
-// everything it said: a higher cumulative ACK, or the same one with SACK
-// blocks in both (the later blocks describe the newer receive queue). Only
-// the newest window, SACK blocks and timestamp echo reach the peer, as if the
-// stack had waited until the end of the pass to acknowledge; Linux does the
-// same on receive with GRO and its compressed SACKs (tcp_comp_sack_nr). A
-// duplicate ACK without SACK is never removed: the peer counts those for
-// fast retransmit (RFC 5681 §3.2). Datagrams that are anything else (data,
-// SYN, FIN, RST, not TCP, IPv4 options) are kept as they are.
+// everything it said: a cumulative ACK at least as high, and every SACK block
+// either below that or inside one of the later ACK's blocks. Only the newest
+// window, SACK blocks and timestamp echo reach the peer, as if the stack had
+// waited until the end of the pass to acknowledge; Linux does the same on
+// receive with GRO and its compressed SACKs (tcp_comp_sack_nr). Never removed:
+// a duplicate ACK without SACK (the peer counts those for fast retransmit, RFC
+// 5681 §3.2), a D-SACK (RFC 2883: the peer undoes spurious retransmissions
+// with it), an ACK whose SACK blocks the newest ACK no longer lists (with at
+// most three or four blocks per ACK, older blocks rotate out during heavy
+// loss), and datagrams that are anything else (data, SYN, FIN, RST, not TCP,
+// IPv4 options).
 //
 // A pure function over bytes; StackRuntime applies it before send_batch().
 

@@ -37,6 +37,16 @@ struct TcpConfig {
   // RFC 8985 §7.2 WCDelAckT: the peer's worst-case delayed ACK, added to the
   // probe timeout when one segment is in flight.
   Duration tlp_max_ack_delay = std::chrono::milliseconds(200);
+  // Beyond RFC 8985: probes during loss recovery. RACK learns that a
+  // retransmission was lost only when something sent after it is delivered;
+  // at the tail of a transfer nothing is, and the RTO (at least rto_min, many
+  // round trips) repairs it. With this on, when recovery has retransmitted
+  // everything it knows to be lost and no ACK makes progress for 2 SRTT, the
+  // first unacknowledged segment goes out again, and again at doubling
+  // intervals until the RTO. Its ACK lets RACK mark the rest. Off by default
+  // (RFC 8985 and Linux leave this to the RTO); the file apps' lossy-link
+  // profile turns it on.
+  bool recovery_probes = false;
 
   // RFC 6298 retransmission timer.
   Duration rto_initial = std::chrono::seconds(1);

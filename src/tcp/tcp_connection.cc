@@ -638,6 +638,7 @@ ConnectionSummary TcpConnection::summary() const {
   s.lost_retransmissions = tx.lost_retransmissions_detected;
   s.tlp_probes = tx.tlp_probes;
   s.tlp_recoveries = tx.tlp_recoveries;
+  s.recovery_probes = tx.recovery_probes;
   s.duplicate_acks = tx.duplicate_acks;
   s.challenge_acks = stats_.challenge_acks;
   s.drops = stats_.drops.total() + receiver_.stats().drops.total();

@@ -106,6 +106,7 @@ struct ConnectionSummary {
   uint64_t lost_retransmissions = 0;
   uint64_t tlp_probes = 0;
   uint64_t tlp_recoveries = 0;
+  uint64_t recovery_probes = 0;
   uint64_t duplicate_acks = 0;
   uint64_t challenge_acks = 0;
   uint64_t drops = 0;  // connection and receiver drops together

@@ -387,6 +387,9 @@ void TcpSender::push(Instant now, const Transmit& transmit) {
   if (snd_nxt_ != prior_nxt) {
     schedule_tlp(now);  // RFC 8985 §7.2: restarted by new data
   }
+  if (!recovery_probe_deadline_) {
+    schedule_recovery_probe(now);
+  }
   check_app_limited();
   maybe_arm_persist(now);
   maybe_trace(now);
@@ -704,6 +707,12 @@ AckResult TcpSender::receive(const TcpSegment& segment, Instant now) {
   } else if (pto_deadline_ && !tlp_allowed()) {
     pto_deadline_.reset();
   }
+  if (result == AckResult::Advanced || newly_sacked > 0) {
+    recovery_probes_out_ = 0;
+    schedule_recovery_probe(now);
+  } else if (recovery_probe_deadline_ && !recovery_probe_allowed()) {
+    recovery_probe_deadline_.reset();
+  }
   maybe_trace(now);
   return classify(result);
 }
@@ -746,6 +755,8 @@ void TcpSender::on_rto(Instant now, const Transmit& transmit) {
   limited_transmit_bytes_ = 0;
   recover_ = snd_nxt_;
   end_tlp_episode();
+  recovery_probe_deadline_.reset();
+  recovery_probes_out_ = 0;
   rack_.cancel_timer();
   board_.mark_all_lost();
   if (consecutive_retransmissions_ >= config_.linear_timeouts) {
@@ -844,6 +855,9 @@ void TcpSender::tick(Instant now, const Transmit& transmit) {
   if (pto_deadline_ && now >= *pto_deadline_) {
     on_pto(now, transmit);
   }
+  if (recovery_probe_deadline_ && now >= *recovery_probe_deadline_) {
+    on_recovery_probe(now, transmit);
+  }
   if (rto_deadline_ && now >= *rto_deadline_) {
     on_rto(now, transmit);
   }
@@ -879,6 +893,7 @@ std::optional<Instant> TcpSender::next_deadline() const {
   consider(rto_deadline_);
   consider(rack_.deadline());
   consider(pto_deadline_);
+  consider(recovery_probe_deadline_);
   consider(persist_deadline_);
   consider(keepalive_deadline());
   consider(pacing_release_);
@@ -1128,6 +1143,52 @@ bool TcpSender::tlp_on_ack(uint64_t ack, bool duplicate, bool sacks, bool dsack,
 void TcpSender::end_tlp_episode() {
   tlp_end_seq_.reset();
   pto_deadline_.reset();
+}
+
+bool TcpSender::recovery_probe_allowed() const {
+  // Where a tail loss probe is not (§7.2): in recovery, or with sacked
+  // segments; and only once every segment known to be lost went out again
+  // (until then the ACKs those bring are what drives recovery) and no RACK
+  // reordering timer is about to decide.
+  return config_.recovery_probes && rack_on() && syn_acked() && !board_.empty() &&
+         (in_recovery_ || board_.sacked_segments() > 0) && !board_.has_lost() && wnd_ > 0 &&
+         rto_deadline_.has_value() && !rack_.deadline() && rtt_.has_sample();
+}
+
+void TcpSender::schedule_recovery_probe(Instant now) {
+  recovery_probe_deadline_.reset();
+  if (!recovery_probe_allowed()) {
+    return;
+  }
+  // 2 SRTT, as a PTO, doubling with each unanswered probe; none at or after
+  // the RTO, which sends the same segment. Out-of-order and hole-filling segments are acknowledged
+  // at once (RFC 5681 §4.2), so no delayed-ACK allowance.
+  static constexpr Duration kFloor = std::chrono::milliseconds(1);
+  const Duration pto =
+      std::max(2 * rtt_.srtt(), kFloor) * (1u << std::min(recovery_probes_out_, 16u));
+  if (now + pto < *rto_deadline_) {
+    recovery_probe_deadline_ = now + pto;
+  }
+}
+
+void TcpSender::on_recovery_probe(Instant now, const Transmit& transmit) {
+  recovery_probe_deadline_.reset();
+  if (!recovery_probe_allowed()) {
+    return;
+  }
+  // The first segment the peer has not acknowledged or sacked: the hole that
+  // holds SND.UNA back.
+  size_t i = 0;
+  while (i < board_.size() && board_[i].sacked) {
+    ++i;
+  }
+  if (i == board_.size()) {
+    return;
+  }
+  ++recovery_probes_out_;
+  ++stats_.recovery_probes;
+  retransmit(i, now, transmit);  // the RTO keeps running: a probe is not a timeout
+  schedule_recovery_probe(now);
 }
 
 // ---------------------------------------------------------------------------

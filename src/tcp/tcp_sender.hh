@@ -97,6 +97,7 @@ struct SenderStats {
   uint64_t lost_retransmissions_detected = 0;  // of them, retransmissions
   uint64_t tlp_probes = 0;                     // tail loss probes sent
   uint64_t tlp_recoveries = 0;                 // probes that repaired a loss (§7.4)
+  uint64_t recovery_probes = 0;                // TcpConfig::recovery_probes sent
   // Every ACK seen, by classification (index: AckResult).
   std::array<uint64_t, kAckResultCount> acks{};
   EnumCounters<SenderInputError> input_errors;
@@ -222,6 +223,10 @@ class TcpSender {
   bool tlp_on_ack(uint64_t ack, bool duplicate, bool sacks, bool dsack, uint64_t prior_flight,
                   const AckEvent& event);
   void end_tlp_episode();
+  // TcpConfig::recovery_probes.
+  bool recovery_probe_allowed() const;
+  void schedule_recovery_probe(Instant now);
+  void on_recovery_probe(Instant now, const Transmit& transmit);
 
   // Delivery-rate sampling (draft-cheng-iccrg-delivery-rate-estimation).
   void stamp_rate(OutstandingSegment& seg, bool pipe_was_empty, Instant now);
@@ -268,6 +273,8 @@ class TcpSender {
   std::optional<Instant> pto_deadline_;
   std::optional<uint64_t> tlp_end_seq_;  // TLP.end_seq: SND.NXT when the probe went out
   bool tlp_is_retrans_ = false;          // TLP.is_retrans
+  std::optional<Instant> recovery_probe_deadline_;
+  uint32_t recovery_probes_out_ = 0;  // sent since the last ACK that made progress
 
   // Delivery-rate sampling: C.delivered_time, C.first_sent_time and
   // C.app_limited of draft-cheng §3.1 (0: not app-limited; else the

@@ -69,7 +69,8 @@ struct TransferCase {
   size_t bytes;
   LinkParams extra;  // impairments besides loss
   const char* name;
-  bool rack = true;  // RFC 8985 RACK-TLP (with SACK only)
+  bool rack = true;              // RFC 8985 RACK-TLP (with SACK only)
+  bool recovery_probes = false;  // TcpConfig::recovery_probes
 };
 
 // One transfer of a case: A sends `bytes`, B half as many, both close.
@@ -92,6 +93,7 @@ TransferRun run_transfer(const TransferCase& p, uint64_t seed) {
   TcpConfig config = sim_config();
   config.sack = p.sack;
   config.rack = p.rack;
+  config.recovery_probes = p.recovery_probes;
   config.congestion_control = p.cc;
   LinkParams link = p.extra;
   link.loss = p.loss;
@@ -270,6 +272,52 @@ TEST(RackTransferTest, FewerTimeoutsThanRfc6675Alone) {
       << "timeouts with RACK-TLP " << rtos_on << ", without " << rtos_off;
   EXPECT_LT(time_on, time_off);
   EXPECT_GT(lost_retransmissions, 0u);
+  EXPECT_GT(probes, 0u);
+}
+
+// TcpConfig::recovery_probes: a retransmission lost at the tail of a window,
+// with nothing sent after it whose delivery would tell RACK, is probed after
+// 2 SRTT instead of waiting for the RTO. Same link and seeds, bbr as in the
+// file apps: fewer timeouts, and done in less than half the time (6.4 s
+// instead of 16.6 s over the six default seeds).
+TEST(RackTransferTest, RecoveryProbesReplaceTimeouts) {
+  const uint64_t seed = seed_from_env("TINYTCP_SEED", 20261122);
+  SCOPED_TRACE("seed " + std::to_string(seed) + " (set TINYTCP_SEED to replay)");
+  TransferCase c{0.2, true, "bbr", 100'000, LinkParams{}, "probes"};
+  uint64_t rtos_off = 0;
+  uint64_t rtos_on = 0;
+  uint64_t probes = 0;
+  Duration time_off{0};
+  Duration time_on{0};
+  for (uint64_t run = 0; run < 6; ++run) {
+    c.recovery_probes = false;
+    const TransferRun off = run_transfer(c, seed + run);
+    c.recovery_probes = true;
+    const TransferRun on = run_transfer(c, seed + run);
+    ASSERT_TRUE(off.done && off.data_done);
+    ASSERT_TRUE(on.done && on.data_done);
+    EXPECT_TRUE(on.b.in == on.a.out);
+    EXPECT_TRUE(on.a.in == on.b.out);
+    EXPECT_EQ(off.sa.recovery_probes, 0u);
+    rtos_off += off.sa.rtos;
+    rtos_on += on.sa.rtos;
+    probes += on.sa.recovery_probes;
+    time_off += *off.data_done - Instant{};
+    time_on += *on.data_done - Instant{};
+    if (std::getenv("TINYTCP_SIM_VERBOSE") != nullptr) {
+      std::printf(
+          "seed %lu: A's timeouts %lu without recovery probes, %lu with (%lu probes); "
+          "data in %.3f / %.3f s\n",
+          static_cast<unsigned long>(seed + run), static_cast<unsigned long>(off.sa.rtos),
+          static_cast<unsigned long>(on.sa.rtos), static_cast<unsigned long>(on.sa.recovery_probes),
+          to_seconds(*off.data_done - Instant{}), to_seconds(*on.data_done - Instant{}));
+    }
+  }
+  // (The timeouts left are those outside recovery: the handshake, the FIN, a
+  // whole window lost.)
+  EXPECT_LT(rtos_on, rtos_off) << "timeouts with probes " << rtos_on << ", without " << rtos_off;
+  EXPECT_LT(2 * time_on, time_off)
+      << "with probes " << to_seconds(time_on) << " s, without " << to_seconds(time_off) << " s";
   EXPECT_GT(probes, 0u);
 }
 

@@ -32,6 +32,15 @@ class AckCoalescerTest : public ::testing::Test {
     s.options.sack[0] = tcp::SackBlock{tcp::Wrap32{left}, tcp::Wrap32{right}};
     return s;
   }
+  tcp::TcpSegment sacks(uint32_t ackno, std::vector<std::pair<uint32_t, uint32_t>> blocks) {
+    tcp::TcpSegment s = ack(ackno);
+    s.options.sack_count = static_cast<uint8_t>(blocks.size());
+    for (size_t i = 0; i < blocks.size(); ++i) {
+      s.options.sack[i] =
+          tcp::SackBlock{tcp::Wrap32{blocks[i].first}, tcp::Wrap32{blocks[i].second}};
+    }
+    return s;
+  }
   // Adds a datagram tagged with `name` so the test can say which stayed.
   void add(const std::string& name, const tcp::TcpSegment& s,
            const stack::FourTuple& flow = kFlow) {
@@ -88,6 +97,42 @@ TEST_F(AckCoalescerTest, SackAckBeforeAPlainDuplicateIsKept) {
   add("a", sack(1000, 2000, 3000));
   add("b", ack(1000));
   EXPECT_EQ(kept(), (Names{"a", "b"}));
+}
+
+TEST_F(AckCoalescerTest, SackBlocksTheNewestNoLongerListsKeepTheirAck) {
+  // The newest ACK's blocks no longer mention 5000-6000 (only the most recent
+  // blocks fit): the older ACK is the only word on it.
+  add("a", sack(1000, 5000, 6000));
+  add("b", sacks(1000, {{7000, 8000}, {9000, 9500}}));
+  EXPECT_EQ(kept(), (Names{"a", "b"}));
+}
+
+TEST_F(AckCoalescerTest, SackBlocksInsideNewerBlocksGiveWay) {
+  add("a", sacks(1000, {{5000, 6000}, {7000, 7500}}));
+  add("b", sacks(1000, {{7000, 8000}, {4000, 6500}}));
+  EXPECT_EQ(kept(), (Names{"b"}));
+}
+
+TEST_F(AckCoalescerTest, SackBlocksBelowTheNewerCumulativeAckGiveWay) {
+  add("a", sack(1000, 2000, 3000));
+  add("b", ack(3000));
+  EXPECT_EQ(kept(), (Names{"b"}));
+}
+
+TEST_F(AckCoalescerTest, PartlyCoveredSackBlockIsKept) {
+  add("a", sack(1000, 2000, 3000));
+  add("b", sack(2500, 4000, 5000));  // 2500-3000 is said only by a
+  EXPECT_EQ(kept(), (Names{"a", "b"}));
+}
+
+TEST_F(AckCoalescerTest, DuplicateSackIsKept) {
+  // RFC 2883: a first block at or below the cumulative ACK reports a
+  // duplicate; the peer needs it to undo a spurious retransmission.
+  add("a", sack(3000, 1000, 2000));
+  add("b", ack(4000));
+  add("c", sacks(4000, {{5000, 5500}, {4500, 6000}}));  // D-SACK inside the second block
+  add("d", ack(6000));
+  EXPECT_EQ(kept(), (Names{"a", "c", "d"}));
 }
 
 TEST_F(AckCoalescerTest, NewerAckIsNeverRemovedForAnOlderOne) {

@@ -925,6 +925,69 @@ TEST_F(RackTlpTest, NoProbeTimeoutInRecovery) {
   EXPECT_FALSE(sender->state().tlp_outstanding);
 }
 
+TEST_F(RackTlpTest, RecoveryProbeResendsTheHoleWhenNothingElseWould) {
+  config.recovery_probes = true;
+  start();
+  push_bytes(5000);  // 1001 .. 5001, sent at T
+  ASSERT_EQ(drain(), 5u);
+  const Instant sent_at = now;
+  now += kRtt;
+  ack(1001, 65535, {{2001, 6001}});  // four sacked: recovery
+  ASSERT_TRUE(sender->in_recovery());
+  expect_segment().seqno(1001);
+  expect_nothing_sent();
+  // The retransmission is lost and nothing sent after it can tell RACK so:
+  // 2 SRTT later the hole goes again, then after 4 SRTT; the RTO (T + 200 ms)
+  // would be next.
+  EXPECT_EQ(sender->next_deadline(), now + 2 * kRtt);
+  tick(2 * kRtt - 1ns);
+  expect_nothing_sent();
+  tick(1ns);
+  expect_segment().seqno(1001).payload_size(1000);
+  expect_nothing_sent();
+  EXPECT_EQ(sender->next_deadline(), now + 4 * kRtt);
+  tick(4 * kRtt);
+  expect_segment().seqno(1001);
+  EXPECT_EQ(sender->stats().recovery_probes, 2u);
+  // 8 SRTT more would pass the RTO: that one is left to the RTO.
+  EXPECT_EQ(sender->next_deadline(), sent_at + 200ms);
+  now += kRtt;
+  ack(6001);
+  EXPECT_FALSE(sender->in_recovery());
+  EXPECT_EQ(sender->stats().rto_expirations, 0u);
+  EXPECT_EQ(sender->stats().recovery_probes, 2u);
+  EXPECT_EQ(sender->stats().tlp_probes, 0u);
+}
+
+TEST_F(RackTlpTest, ProgressRestartsTheRecoveryProbeClock) {
+  config.recovery_probes = true;
+  start();
+  push_bytes(5000);
+  ASSERT_EQ(drain(), 5u);
+  now += kRtt;
+  ack(1001, 65535, {{3001, 6001}});  // 1001 and 2001 lost
+  expect_segment().seqno(1001);
+  expect_segment().seqno(2001);
+  expect_nothing_sent();
+  tick(2 * kRtt);
+  expect_segment().seqno(1001);  // the first probe
+  expect_nothing_sent();
+  // The probe arrived; 2001's retransmission, sent before it, did not: RACK
+  // learns that from the probe's ACK and resends 2001 at once. The ACK made
+  // progress, so the next probe is 2 SRTT away again, not 4.
+  now += kRtt;
+  ack(2001, 65535, {{3001, 6001}});
+  expect_segment().seqno(2001);
+  expect_nothing_sent();
+  EXPECT_EQ(sender->stats().lost_retransmissions_detected, 1u);
+  EXPECT_EQ(sender->next_deadline(), now + 2 * kRtt);
+  tick(2 * kRtt);
+  expect_segment().seqno(2001);
+  expect_nothing_sent();
+  EXPECT_EQ(sender->stats().recovery_probes, 2u);
+  EXPECT_EQ(sender->stats().rto_expirations, 0u);
+}
+
 TEST_F(RackTlpTest, RtoStaysTheLastResort) {
   start();
   push_bytes(2000);
