@@ -45,10 +45,13 @@ tcp::TcpConfig transfer_tcp_config(const TransportOptions& options) {
   // Lossy-link timers: a lost SYN or retransmission is the expected case, not
   // a sign of a slow path (docs/file-transfer.md, "Timers").
   config.rto_initial = std::chrono::milliseconds(100);
-  // A floor above the peer's 40 ms delayed ACK, not Linux's 200 ms: the tail
-  // of a transfer on a lossy link is where timeouts still happen (Linux sets
-  // the same per route with `ip route ... rto_min`).
-  config.rto_min = std::chrono::milliseconds(80);
+  // Not Linux's 200 ms: the tail of a transfer on a lossy link is where
+  // timeouts still happen (after a tail loss probe whose ACKs were lost, say),
+  // and each one costs the floor. 30 ms is well above our receiver's 5 ms
+  // delayed ACK; against Linux's 40 ms one, a premature timeout costs one
+  // segment at the end of a transfer (Linux sets the same per route with
+  // `ip route ... rto_min`).
+  config.rto_min = std::chrono::milliseconds(30);
   config.rto_after_syn_timeout = Duration::zero();
   config.linear_timeouts = 20;
   config.recovery_probes = true;  // the tail of a lossy transfer: no RTO wait
