@@ -68,6 +68,10 @@ const char* to_string(UdpTunnelDrop drop) {
       return "too-big";
     case UdpTunnelDrop::kRefused:
       return "refused";
+    case UdpTunnelDrop::kNotOpening:
+      return "not-opening";
+    case UdpTunnelDrop::kNotPeer:
+      return "not-peer";
     case UdpTunnelDrop::kNoBuffers:
       return "no-buffers";
     case UdpTunnelDrop::kNotPermitted:
@@ -184,13 +188,6 @@ size_t UdpTunnel::receive_batch(const PacketHandler& on_packet, size_t max_packe
         drop(UdpTunnelDrop::kTruncated);
         continue;
       }
-      if (!peer_) {
-        // The listening side: the first sender becomes the peer, and from now
-        // on the kernel filters everyone else out.
-        const UdpEndpoint from = from_sockaddr(receive_from_[i]);
-        connect(from);
-        spdlog::info("udp tunnel: peer is {}", from.to_string());
-      }
       const std::string_view data(static_cast<const char*>(receive_iovs_[i].iov_base), m.msg_len);
       // With UDP_GRO one read may hold several datagrams of `segment` bytes
       // (the last may be shorter); hand them up one by one.
@@ -204,6 +201,26 @@ size_t UdpTunnel::receive_batch(const PacketHandler& on_packet, size_t max_packe
             segment = static_cast<size_t>(size);
           }
         }
+      }
+      if (!peer_) {
+        // The listening side: the first sender whose datagram may open a
+        // session becomes the peer, and from now on the kernel filters
+        // everyone else out. (A GRO train comes from one sender: its first
+        // datagram decides.)
+        if (config_.adopt_peer_if && !config_.adopt_peer_if(data.substr(0, segment))) {
+          ++stats_.receive_drops;
+          drop(UdpTunnelDrop::kNotOpening);
+          continue;
+        }
+        const UdpEndpoint from = from_sockaddr(receive_from_[i]);
+        connect(from);
+        spdlog::info("udp tunnel: peer is {}", from.to_string());
+      } else if (!(from_sockaddr(receive_from_[i]) == *peer_)) {
+        // Queued before connect() (which filters only what arrives later),
+        // possibly in this very batch.
+        ++stats_.receive_drops;
+        drop(UdpTunnelDrop::kNotPeer);
+        continue;
       }
       if (segment < data.size()) {
         ++coalesced_receives_;

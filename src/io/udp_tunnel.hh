@@ -4,7 +4,9 @@
 // tinytcp processes talk through the kernel's UDP without any privileges. It
 // is a point-to-point link: the socket is connected to the peer, so the
 // kernel drops datagrams from anyone else. A tunnel started without a peer
-// adopts the source of the first datagram it receives (the listening side).
+// adopts the source of the first datagram it receives (the listening side);
+// `adopt_peer_if` narrows that to datagrams that can open a session, so a
+// late datagram from an earlier peer is not mistaken for the next one.
 //
 // Both directions are batched (recvmmsg/sendmmsg) with buffers allocated once.
 // A send the kernel refuses (EAGAIN, ENOBUFS, EPERM, ECONNREFUSED when the
@@ -15,6 +17,7 @@
 #include <sys/socket.h>
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -54,6 +57,10 @@ struct UdpTunnelConfig {
   // On the wire they are the same datagrams. Turned off by itself if the kernel
   // refuses it.
   bool segmentation_offload = true;
+  // Without a peer: a received datagram whose payload fails this test is
+  // dropped (kNotOpening) instead of making its sender the peer. Unset: the
+  // first datagram from anyone is adopted.
+  std::function<bool(std::string_view)> adopt_peer_if;
 };
 
 enum class UdpTunnelDrop {
@@ -66,6 +73,8 @@ enum class UdpTunnelDrop {
   kNotPermitted,  // EPERM: a firewall rule refused it
   kUnreachable,   // EHOSTUNREACH/ENETUNREACH
   kSendError,     // any other send error
+  kNotOpening,    // no peer yet, and the datagram failed adopt_peer_if
+  kNotPeer,       // from someone else, queued before the peer was adopted
   kCount,
 };
 const char* to_string(UdpTunnelDrop drop);

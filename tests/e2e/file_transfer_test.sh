@@ -171,7 +171,33 @@ PY
   [ "$rc" = 1 ] && grep -q "nosuch" "$WORK/err" || fail "bad --cc: rc=$rc $(cat "$WORK/err")"
 }
 
+sessions() {  # transport: a receiver without --once serves session after session
+  T=$1
+  echo "--- [$T] one receiver, several sessions, stray datagrams in between"
+  rm -rf "$WORK/out"
+  mkdir -p "$WORK/out"
+  port=$(free_port)
+  start_recv "$port"
+  for i in 1 2 3 4; do
+    head -c $((100000 * i)) /dev/urandom >"$WORK/in/s$i.bin"
+    "$BIN/file-send" --transport "$T" "$WORK/in/s$i.bin" --to "127.0.0.1:$port" --connect-timeout 5 \
+      >/dev/null 2>"$WORK/err" || fail "session $i: $(cat "$WORK/err")"
+    cmp -s "$WORK/in/s$i.bin" "$WORK/out/s$i.bin" || fail "session $i: file differs"
+    # A late datagram from a sender that is gone (not a SYN) must not become
+    # the tunnel's peer and shut out the next sender.
+    if [ "$T" = udp ]; then
+      python3 -c 'import socket,sys; s=socket.socket(socket.AF_INET,socket.SOCK_DGRAM); s.sendto(b"\x45"+b"\0"*39,("127.0.0.1",int(sys.argv[1])))' "$port"
+    fi
+  done
+  kill -0 "$RECV_PID" || fail "receiver exited between sessions"
+  [ "$(grep -c 'integrity verified' "$WORK/recv.out")" = 4 ] || fail "receiver output: $(cat "$WORK/recv.out")"
+  kill "$RECV_PID"
+  wait "$RECV_PID" 2>/dev/null || true
+}
+
 suite kernel
 suite udp
+sessions kernel
+sessions udp
 impaired
 echo "1 passed, 0 failed"
