@@ -137,7 +137,7 @@ Expected<proto::PartialFile, std::string> PosixFileSink::open(std::string_view n
   return proto::PartialFile{held};
 }
 
-Expected<bool, std::string> PosixFileSink::hash_prefix(uint64_t n, Sha256& hash) {
+Expected<bool, std::string> PosixFileSink::hash_prefix(uint64_t n, proto::ContentHash& hash) {
   std::string buf(kHashChunk, '\0');
   uint64_t at = 0;
   while (at < n) {

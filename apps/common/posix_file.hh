@@ -43,7 +43,7 @@ class PosixFileSink : public proto::FileSink {
   uint64_t free_space() override;
   Expected<proto::PartialFile, std::string> open(std::string_view name,
                                                  const Sha256Digest& sha256) override;
-  Expected<bool, std::string> hash_prefix(uint64_t n, Sha256& hash) override;
+  Expected<bool, std::string> hash_prefix(uint64_t n, proto::ContentHash& hash) override;
   Expected<bool, std::string> truncate(uint64_t n) override;
   Expected<bool, std::string> write(std::string_view data) override;
   Expected<bool, std::string> commit() override;

@@ -20,6 +20,7 @@
 
 #include "common/posix_file.hh"
 #include "common/stream_transport.hh"
+#include "common/threaded_hash.hh"
 #include "common/transfer_driver.hh"
 #include "proto/file_receiver.hh"
 #include "util/logging.hh"
@@ -68,6 +69,7 @@ int run(int argc, char** argv) {
                output);
   const Duration idle =
       std::chrono::duration_cast<Duration>(std::chrono::duration<double>(idle_timeout));
+  apps::ThreadedContentHash hash;  // SHA-256 beside the event loop
   bool all_ok = true;
   for (;;) {
     const auto stream = listener->accept();
@@ -76,7 +78,7 @@ int run(int argc, char** argv) {
     proto::ReceiverPolicy policy;
     policy.force = force;
     policy.max_size = max_size;
-    proto::FileReceiver receiver(sink, policy);
+    proto::FileReceiver receiver(sink, policy, &hash);
     apps::Progress progress("receiving");
     apps::PumpIo io;
     io.output = [&] { return receiver.output(); };

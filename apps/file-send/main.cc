@@ -19,6 +19,7 @@
 #include "common/kernel_tcp.hh"
 #include "common/posix_file.hh"
 #include "common/stream_transport.hh"
+#include "common/threaded_hash.hh"
 #include "common/transfer_driver.hh"
 #include "proto/file_sender.hh"
 #include "util/logging.hh"
@@ -93,7 +94,8 @@ int run(int argc, char** argv) {
     return fail(kUnreachable, e.what());
   }
 
-  proto::FileSender sender;
+  apps::ThreadedContentHash hash;  // SHA-256 beside the event loop
+  proto::FileSender sender(&hash);
   sender.offer(*source, name, file_id);
   apps::Progress progress(name);
   apps::PumpIo io;

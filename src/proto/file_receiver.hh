@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "proto/content_hash.hh"
 #include "proto/file_source.hh"
 #include "proto/transfer_messages.hh"
 
@@ -44,7 +45,10 @@ class FileReceiver {
     Sha256Digest sha256{};  // of the bytes received, once the TRAILER came
   };
 
-  FileReceiver(FileSink& sink, ReceiverPolicy policy) : sink_(sink), policy_(policy) {}
+  // `hash` (not owned, outliving the receiver) computes the files' SHA-256;
+  // null: an InlineContentHash of its own.
+  FileReceiver(FileSink& sink, ReceiverPolicy policy, ContentHash* hash = nullptr)
+      : sink_(sink), policy_(policy), hash_(hash != nullptr ? *hash : inline_hash_) {}
 
   void on_input(std::string_view data);
   std::string_view output() const { return std::string_view(out_).substr(out_pos_); }
@@ -77,7 +81,8 @@ class FileReceiver {
   Offer offer_;
   uint64_t held_ = 0;
   uint64_t position_ = 0;
-  Sha256 hash_;
+  InlineContentHash inline_hash_;
+  ContentHash& hash_;
   std::vector<FileOutcome> files_;
 };
 

@@ -100,7 +100,7 @@ void FileSender::on_message(const Message& m) {
     if (accept->resume_offset > 0 && accept->resume_offset <= size_) {
       // Resume only if the receiver's bytes are our bytes (prefix hash); the
       // whole-file hash then continues from the prefix's.
-      Sha256& prefix = hash_;
+      ContentHash& prefix = hash_;
       std::string buf(kChunk, '\0');
       uint64_t at = 0;
       bool readable = true;

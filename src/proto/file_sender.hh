@@ -11,6 +11,7 @@
 #include <string>
 #include <string_view>
 
+#include "proto/content_hash.hh"
 #include "proto/file_source.hh"
 #include "proto/transfer_messages.hh"
 
@@ -36,6 +37,13 @@ class FileSender {
     std::optional<ResultStatus> result;
     Sha256Digest sha256{};  // of the whole file, once sent
   };
+
+  // `hash` (not owned, outliving the sender) computes the files' SHA-256;
+  // null: an InlineContentHash of its own.
+  explicit FileSender(ContentHash* hash = nullptr)
+      : hash_(hash != nullptr ? *hash : inline_hash_) {}
+  FileSender(const FileSender&) = delete;
+  FileSender& operator=(const FileSender&) = delete;
 
   // Offers a file under `file_id` (proto::Offer::file_id). Its SHA-256 is
   // computed from the bytes as they are sent.
@@ -63,7 +71,8 @@ class FileSender {
 
   State state_ = State::Idle;
   FileSource* source_ = nullptr;
-  Sha256 hash_;  // of the file bytes [0, position_)
+  InlineContentHash inline_hash_;
+  ContentHash& hash_;  // of the file bytes [0, position_)
   uint64_t size_ = 0;
   uint64_t position_ = 0;  // next file byte to put into out_
   std::string out_;        // control frames or a chunk of file bytes

@@ -8,6 +8,7 @@
 #include <string>
 #include <string_view>
 
+#include "proto/content_hash.hh"
 #include "util/expected.hh"
 #include "util/hash.hh"
 
@@ -44,7 +45,7 @@ class FileSink {
   virtual Expected<PartialFile, std::string> open(std::string_view name,
                                                   const Sha256Digest& file_id) = 0;
   // Feeds the first `n` held bytes to `hash` (to check and continue a resume).
-  virtual Expected<bool, std::string> hash_prefix(uint64_t n, Sha256& hash) = 0;
+  virtual Expected<bool, std::string> hash_prefix(uint64_t n, ContentHash& hash) = 0;
   // Drops held bytes past `n`.
   virtual Expected<bool, std::string> truncate(uint64_t n) = 0;
   // Appends to the partial file.

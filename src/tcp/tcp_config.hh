@@ -57,7 +57,7 @@ struct TcpConfig {
   // doubling it (RFC 6298 §5.5 doubles from the first; Linux's thin-stream
   // tcp_thin_linear_timeouts keeps 6). On a link with heavy random loss a
   // retransmission is itself lost so often that doubling stalls the transfer
-  // for minutes; the file-transfer profile uses 6.
+  // for minutes; the file-transfer profile uses 20.
   uint32_t linear_timeouts = 0;
   // RFC 6298 §5.7: after a SYN timed out, data starts with an RTO of at least
   // this unless the handshake gave an RTT sample. Zero: not raised (the

@@ -19,7 +19,8 @@ class NullSink : public tinytcp::proto::FileSink {
       std::string_view, const tinytcp::Sha256Digest&) override {
     return tinytcp::proto::PartialFile{held_};
   }
-  tinytcp::Expected<bool, std::string> hash_prefix(uint64_t n, tinytcp::Sha256& h) override {
+  tinytcp::Expected<bool, std::string> hash_prefix(uint64_t n,
+                                                   tinytcp::proto::ContentHash& h) override {
     h.update(std::string(static_cast<size_t>(n), 'p'));
     return true;
   }

@@ -42,7 +42,7 @@ class MemorySink : public FileSink {
     current_name_ = std::string(name);
     return PartialFile{partials[current_].size()};
   }
-  Expected<bool, std::string> hash_prefix(uint64_t n, Sha256& hash) override {
+  Expected<bool, std::string> hash_prefix(uint64_t n, ContentHash& hash) override {
     hash.update(std::string_view(partials[current_]).substr(0, n));
     return true;
   }
@@ -125,8 +125,8 @@ class FileTransferTest : public ::testing::Test {
  protected:
   FileSender::Outcome send(const std::string& name, const std::string& data, Pump pump = {}) {
     MemorySource source(data);
-    FileSender sender;
-    FileReceiver receiver(sink, policy);
+    FileSender sender(sender_hash);
+    FileReceiver receiver(sink, policy, receiver_hash);
     sender.offer(source, name, sha256(data));
     pump.run(sender, receiver);
     last_receiver_state = receiver.state();
@@ -138,6 +138,8 @@ class FileTransferTest : public ::testing::Test {
 
   MemorySink sink;
   ReceiverPolicy policy;
+  ContentHash* sender_hash = nullptr;  // null: the state machines' own
+  ContentHash* receiver_hash = nullptr;
   FileReceiver::State last_receiver_state{};
   FileReceiver::FileOutcome last_file;
 };
@@ -236,6 +238,46 @@ TEST_F(FileTransferTest, ResumesAfterInterruption) {
   // The TRAILER's digest covers the whole file, the resumed prefix included.
   EXPECT_EQ(second.sha256, sha256(data));
   EXPECT_EQ(last_file.sha256, sha256(data));
+}
+
+// An app's ContentHash (say, on another thread) that outlives the sessions.
+class CountingHash : public ContentHash {
+ public:
+  void update(std::string_view data) override {
+    bytes += data.size();
+    inner_.update(data);
+  }
+  Sha256Digest finish() override { return inner_.finish(); }
+  Sha256Digest peek() override { return inner_.peek(); }
+  uint64_t bytes = 0;
+
+ private:
+  InlineContentHash inner_;
+};
+
+TEST_F(FileTransferTest, InjectedHashesDoTheHashingAcrossAnInterruptedSession) {
+  CountingHash s_hash;
+  CountingHash r_hash;
+  sender_hash = &s_hash;
+  receiver_hash = &r_hash;
+  const std::string data = Rng(12).bytes(400'000);
+  Pump cut;
+  cut.cut_after = 150'000;
+  EXPECT_FALSE(send("inj.bin", data, cut).ok);
+  // Both hashes now hold a cut-off file's state; the next session starts over.
+  const uint64_t s_before = s_hash.bytes;
+  const uint64_t r_before = r_hash.bytes;
+  EXPECT_GT(s_before, 100'000u);
+  EXPECT_GT(r_before, 100'000u);
+  const auto second = send("inj.bin", data);
+  ASSERT_TRUE(second.ok) << second.error;
+  EXPECT_GT(second.resumed_from, 0u);
+  EXPECT_EQ(second.sha256, sha256(data));
+  EXPECT_EQ(last_file.sha256, sha256(data));
+  // Each side hashed the whole file in the second session: the held prefix
+  // (read back) and the rest (as it passed).
+  EXPECT_EQ(s_hash.bytes - s_before, data.size());
+  EXPECT_EQ(r_hash.bytes - r_before, data.size());
 }
 
 TEST_F(FileTransferTest, DigestIsComputedWhileSending) {
