@@ -12,6 +12,8 @@
 
 #include <fmt/format.h>
 
+#include "proto/transfer_messages.hh"
+
 namespace tinytcp::apps {
 
 namespace {
@@ -78,17 +80,18 @@ Sha256Digest PosixFileSource::file_id() {
 }
 
 PosixFileSink::PosixFileSink(std::string dir, bool force) : dir_(std::move(dir)), force_(force) {
-  struct stat st {};
-  if (::stat(dir_.c_str(), &st) != 0) {
-    throw std::runtime_error(fmt::format("output directory {}: {}", dir_, errno_text(errno)));
-  }
-  if (!S_ISDIR(st.st_mode)) {
-    throw std::runtime_error(fmt::format("output {} is not a directory", dir_));
+  dir_fd_ = ::open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir_fd_ < 0) {
+    const int error = errno;
+    throw std::runtime_error(error == ENOTDIR
+                                 ? fmt::format("output {} is not a directory", dir_)
+                                 : fmt::format("output directory {}: {}", dir_, errno_text(error)));
   }
 }
 
 PosixFileSink::~PosixFileSink() {
   close_current();
+  ::close(dir_fd_);
 }
 
 void PosixFileSink::close_current() {
@@ -96,33 +99,172 @@ void PosixFileSink::close_current() {
     ::close(fd_);
     fd_ = -1;
   }
+  if (leaf_fd_ >= 0) {
+    ::close(leaf_fd_);
+    leaf_fd_ = -1;
+  }
 }
 
 std::string PosixFileSink::partial_name(std::string_view name, const Sha256Digest& sha256) {
   return fmt::format(".{}.{}.part", name, to_hex(sha256).substr(0, 16));
 }
 
-bool PosixFileSink::exists(std::string_view name) {
+int PosixFileSink::open_directory(std::string_view path, size_t levels, bool create,
+                                  std::string& why) {
+  const auto parts = proto::split_path(path);
+  int cur = ::dup(dir_fd_);
+  if (cur < 0) {
+    why = fmt::format("{}: {}", dir_, errno_text(errno));
+    return -1;
+  }
+  std::string walked;
+  for (size_t i = 0; i < levels && i < parts.size(); ++i) {
+    const std::string part(parts[i]);
+    walked += (walked.empty() ? "" : "/") + part;
+    if (create) {
+      if (::mkdirat(cur, part.c_str(), 0755) == 0) {
+        ::fsync(cur);  // the new entry survives a crash, like the files below it
+      } else if (errno != EEXIST) {
+        const int error = errno;
+        ::close(cur);
+        why = fmt::format("cannot create {}/{}: {}", dir_, walked, errno_text(error));
+        errno = error;
+        return -1;
+      }
+    }
+    // O_NOFOLLOW: a symlink here is refused (ELOOP), never followed out of
+    // the output directory; O_DIRECTORY: so is anything not a directory.
+    const int next = ::openat(cur, part.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    const int error = errno;
+    ::close(cur);
+    if (next < 0) {
+      why = error == ELOOP || error == ENOTDIR
+                ? fmt::format("{}/{} is a symlink or not a directory (not followed)", dir_, walked)
+                : fmt::format("cannot open {}/{}: {}", dir_, walked, errno_text(error));
+      errno = error;
+      return -1;
+    }
+    cur = next;
+  }
+  return cur;
+}
+
+namespace {
+
+// The last component of a checked path.
+std::string last_component(std::string_view path) {
+  const auto parts = proto::split_path(path);
+  return parts.empty() ? std::string() : std::string(parts.back());
+}
+
+size_t parent_levels(std::string_view path) {
+  const size_t n = proto::split_path(path).size();
+  return n > 0 ? n - 1 : 0;
+}
+
+}  // namespace
+
+bool PosixFileSink::exists(std::string_view path) {
+  std::string why;
+  const int parent = open_directory(path, parent_levels(path), false, why);
+  if (parent < 0) {
+    // A missing directory: nothing there. A symlink or file in the way is
+    // refused when the offer tries to create the directory.
+    return false;
+  }
   struct stat st {};
-  return ::lstat(fmt::format("{}/{}", dir_, name).c_str(), &st) == 0;
+  const bool found = ::fstatat(parent, last_component(path).c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0;
+  ::close(parent);
+  return found;
+}
+
+std::optional<uint64_t> PosixFileSink::existing_size(std::string_view path) {
+  std::string why;
+  const int parent = open_directory(path, parent_levels(path), false, why);
+  if (parent < 0) {
+    return std::nullopt;
+  }
+  struct stat st {};
+  const bool found = ::fstatat(parent, last_component(path).c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0;
+  ::close(parent);
+  if (!found || !S_ISREG(st.st_mode)) {
+    return std::nullopt;
+  }
+  return static_cast<uint64_t>(st.st_size);
+}
+
+Expected<Sha256Digest, std::string> PosixFileSink::hash_existing(std::string_view path) {
+  std::string why;
+  const int parent = open_directory(path, parent_levels(path), false, why);
+  if (parent < 0) {
+    return make_unexpected(why);
+  }
+  const int fd = ::openat(parent, last_component(path).c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  const int error = errno;
+  ::close(parent);
+  if (fd < 0) {
+    return make_unexpected(fmt::format("cannot open {}/{}: {}", dir_, path, errno_text(error)));
+  }
+  Sha256 hash;
+  std::string buf(kHashChunk, '\0');
+  for (;;) {
+    const ssize_t got = ::read(fd, buf.data(), buf.size());
+    if (got < 0 && errno == EINTR) {
+      continue;
+    }
+    if (got < 0) {
+      const int read_error = errno;
+      ::close(fd);
+      return make_unexpected(
+          fmt::format("cannot read {}/{}: {}", dir_, path, errno_text(read_error)));
+    }
+    if (got == 0) {
+      break;
+    }
+    hash.update(std::string_view(buf).substr(0, static_cast<size_t>(got)));
+  }
+  ::close(fd);
+  return hash.finish();
+}
+
+Expected<bool, std::string> PosixFileSink::make_directory(std::string_view path) {
+  std::string why;
+  const int fd = open_directory(path, proto::split_path(path).size(), true, why);
+  if (fd < 0) {
+    return make_unexpected(why);
+  }
+  ::close(fd);
+  return true;
 }
 
 uint64_t PosixFileSink::free_space() {
   struct statvfs vfs {};
-  if (::statvfs(dir_.c_str(), &vfs) != 0) {
+  if (::fstatvfs(dir_fd_, &vfs) != 0) {
     return 0;
   }
   return static_cast<uint64_t>(vfs.f_bavail) * vfs.f_frsize;
 }
 
-Expected<proto::PartialFile, std::string> PosixFileSink::open(std::string_view name,
+Expected<proto::PartialFile, std::string> PosixFileSink::open(std::string_view path,
                                                               const Sha256Digest& sha256) {
   close_current();
-  final_path_ = fmt::format("{}/{}", dir_, name);
-  partial_path_ = fmt::format("{}/{}", dir_, partial_name(name, sha256));
-  fd_ = ::open(partial_path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+  std::string why;
+  leaf_fd_ = open_directory(path, parent_levels(path), true, why);
+  if (leaf_fd_ < 0) {
+    return make_unexpected(why);
+  }
+  base_name_ = last_component(path);
+  partial_base_ = partial_name(base_name_, sha256);
+  const auto slash = path.rfind('/');
+  final_path_ = fmt::format("{}/{}", dir_, path);
+  partial_path_ =
+      fmt::format("{}/{}{}", dir_, slash == std::string_view::npos ? "" : path.substr(0, slash + 1),
+                  partial_base_);
+  fd_ = ::openat(leaf_fd_, partial_base_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
   if (fd_ < 0) {
-    return make_unexpected(fmt::format("cannot open {}: {}", partial_path_, errno_text(errno)));
+    const int error = errno;
+    close_current();
+    return make_unexpected(fmt::format("cannot open {}: {}", partial_path_, errno_text(error)));
   }
   struct stat st {};
   if (::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode)) {
@@ -131,8 +273,9 @@ Expected<proto::PartialFile, std::string> PosixFileSink::open(std::string_view n
   }
   const auto held = static_cast<uint64_t>(st.st_size);
   if (::lseek(fd_, 0, SEEK_END) < 0) {
+    const int error = errno;
     close_current();
-    return make_unexpected(fmt::format("cannot seek {}: {}", partial_path_, errno_text(errno)));
+    return make_unexpected(fmt::format("cannot seek {}: {}", partial_path_, errno_text(error)));
   }
   return proto::PartialFile{held};
 }
@@ -191,24 +334,27 @@ Expected<bool, std::string> PosixFileSink::commit() {
   if (::fsync(fd_) != 0) {
     return make_unexpected(fmt::format("fsync {}: {}", partial_path_, errno_text(errno)));
   }
-  close_current();
+  ::close(fd_);
+  fd_ = -1;
   // Never replace an existing file unless --force said so, even if one
-  // appeared during the transfer.
+  // appeared during the transfer. Both names are in the directory we hold
+  // open, so a symlink planted above it since the offer changes nothing.
   const unsigned flags = force_ ? 0u : RENAME_NOREPLACE;
-  if (::renameat2(AT_FDCWD, partial_path_.c_str(), AT_FDCWD, final_path_.c_str(), flags) != 0) {
-    return make_unexpected(fmt::format("cannot rename to {}: {}", final_path_, errno_text(errno)));
+  if (::renameat2(leaf_fd_, partial_base_.c_str(), leaf_fd_, base_name_.c_str(), flags) != 0) {
+    const int error = errno;
+    close_current();
+    return make_unexpected(fmt::format("cannot rename to {}: {}", final_path_, errno_text(error)));
   }
-  const int dir_fd = ::open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dir_fd >= 0) {
-    ::fsync(dir_fd);  // make the rename itself durable
-    ::close(dir_fd);
-  }
+  ::fsync(leaf_fd_);  // make the rename itself durable
+  close_current();
   return true;
 }
 
 void PosixFileSink::discard() {
+  if (leaf_fd_ >= 0) {
+    ::unlinkat(leaf_fd_, partial_base_.c_str(), 0);
+  }
   close_current();
-  ::unlink(partial_path_.c_str());
 }
 
 }  // namespace tinytcp::apps

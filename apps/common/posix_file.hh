@@ -1,11 +1,18 @@
 #pragma once
 
 // POSIX implementations of the file-transfer protocol's FileSource and
-// FileSink. The sink writes into `.<name>.<hash16>.part` in the output
+// FileSink. The sink writes into `.<name>.<hash16>.part` in the file's
 // directory, fsyncs it, and renames it to the final name only after the
 // protocol has verified the whole file's SHA-256; an interrupted transfer
 // leaves the partial file for the next run to resume.
+//
+// The sink opens the output directory once and reaches everything below it
+// with openat/mkdirat/renameat relative to directory descriptors, one path
+// component at a time with O_NOFOLLOW|O_DIRECTORY: a symlink planted in the
+// output tree (or a file where a directory should be) makes the offer fail,
+// never a write outside the output directory.
 
+#include <optional>
 #include <string>
 
 #include "proto/file_source.hh"
@@ -39,9 +46,12 @@ class PosixFileSink : public proto::FileSink {
   PosixFileSink(const PosixFileSink&) = delete;
   PosixFileSink& operator=(const PosixFileSink&) = delete;
 
-  bool exists(std::string_view name) override;
+  bool exists(std::string_view path) override;
+  std::optional<uint64_t> existing_size(std::string_view path) override;
+  Expected<Sha256Digest, std::string> hash_existing(std::string_view path) override;
+  Expected<bool, std::string> make_directory(std::string_view path) override;
   uint64_t free_space() override;
-  Expected<proto::PartialFile, std::string> open(std::string_view name,
+  Expected<proto::PartialFile, std::string> open(std::string_view path,
                                                  const Sha256Digest& sha256) override;
   Expected<bool, std::string> hash_prefix(uint64_t n, proto::ContentHash& hash) override;
   Expected<bool, std::string> truncate(uint64_t n) override;
@@ -53,10 +63,19 @@ class PosixFileSink : public proto::FileSink {
 
  private:
   void close_current();
+  // The directory holding `path`'s last component (`levels` = how many of
+  // its components are directories to walk), as an fd the caller closes;
+  // creates missing ones when `create`. -1 and errno set on failure, with
+  // `why` naming the component.
+  int open_directory(std::string_view path, size_t levels, bool create, std::string& why);
 
   std::string dir_;
   bool force_;
-  int fd_ = -1;
+  int dir_fd_ = -1;   // the output directory
+  int leaf_fd_ = -1;  // the current file's directory
+  int fd_ = -1;       // the current partial file
+  std::string base_name_;
+  std::string partial_base_;
   static constexpr uint64_t kWritebackEvery = 8 << 20;
   uint64_t unsynced_ = 0;  // bytes written since writeback was last started
   std::string final_path_;

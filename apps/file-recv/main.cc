@@ -7,8 +7,12 @@
 // With --transport udp (the default) PORT is the UDP port of the tunnel and the
 // TCP port inside it; with tun the stack listens on the device's 169.254.N.9.
 //
-// Exit status (with --once): 0 when every file of the session was verified and
-// stored, 1 otherwise.
+// A session may carry a directory tree (file-send DIR): the tree is recreated
+// under the output directory, one line per file and a session summary.
+//
+// Exit status (with --once): 0 when every file and directory of the session
+// was verified and stored (or found already present and identical), 1
+// otherwise.
 
 #include <cstdio>
 #include <iostream>
@@ -102,8 +106,20 @@ int run(int argc, char** argv) {
 
     bool session_ok =
         !receiver.files().empty() && receiver.state() == proto::FileReceiver::State::Closed;
+    uint64_t files = 0, present = 0, dirs = 0, failed = 0, bytes = 0, received = 0;
     for (const auto& f : receiver.files()) {
       session_ok = session_ok && f.ok;
+      if (f.ok) {
+        (f.directory ? dirs : files) += 1;
+        present += f.already_present ? 1 : 0;
+        bytes += f.size;
+      } else {
+        ++failed;
+      }
+      received += f.bytes_received;
+      if (f.directory && f.ok) {
+        continue;  // the session summary counts them
+      }
       if (json) {
         nlohmann::json j;
         j["file"] = f.name;
@@ -113,20 +129,56 @@ int run(int argc, char** argv) {
         j["seconds"] = seconds;
         j["verified"] = f.ok;
         j["sha256"] = to_hex(f.sha256);
+        if (f.already_present) {
+          j["already_present"] = true;
+        }
         if (!f.ok) {
           j["error"] = f.error.empty() ? "interrupted; partial file kept for resume" : f.error;
         }
         std::cout << j.dump() << std::endl;
       } else if (f.ok) {
         std::cout << fmt::format(
-                         "{}: {} bytes, integrity verified (sha256={}){}\n", f.name, f.size,
+                         "{}: {} bytes, {} (sha256={}){}\n", f.name, f.size,
+                         f.already_present ? "already present and identical" : "integrity verified",
                          to_hex(f.sha256),
-                         f.resumed_from > 0 ? fmt::format(", resumed at {}", f.resumed_from) : "")
+                         f.resumed_from > 0 && !f.already_present
+                             ? fmt::format(", resumed at {}", f.resumed_from)
+                             : "")
                   << std::flush;
       } else {
         std::fprintf(
             stderr, "file-recv: %s: %s\n", f.name.c_str(),
             f.error.empty() ? "interrupted; partial file kept for resume" : f.error.c_str());
+      }
+    }
+    // A session summary when the session was more than one file.
+    const bool tree = receiver.files().size() > 1 ||
+                      (receiver.files().size() == 1 && receiver.files().front().directory);
+    if (tree) {
+      const double mbps = seconds > 0 ? static_cast<double>(received) / seconds / 1e6 : 0;
+      if (json) {
+        nlohmann::json j;
+        j["session"] = true;
+        j["files"] = files;
+        j["already_present"] = present;
+        j["directories"] = dirs;
+        j["bytes"] = bytes;
+        j["bytes_received"] = received;
+        j["seconds"] = seconds;
+        j["throughput_MBps"] = mbps;
+        j["failed"] = failed;
+        j["verified"] = session_ok;
+        std::cout << j.dump() << std::endl;
+      } else {
+        std::cout << fmt::format(
+                         "session: {} files ({} already present), {} directories, {} bytes ({} "
+                         "received) in {:.3f} s, {:.1f} MB/s{}{}\n",
+                         files, present, dirs, bytes, received, seconds, mbps,
+                         failed > 0 ? fmt::format(", {} failed", failed) : "",
+                         receiver.state() == proto::FileReceiver::State::Closed
+                             ? ""
+                             : ", session ended before the sender said goodbye")
+                  << std::flush;
       }
     }
     if (receiver.state() == proto::FileReceiver::State::Failed && !receiver.error().empty() &&

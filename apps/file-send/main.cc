@@ -1,11 +1,14 @@
-// file-send: sends a file to file-recv with SHA-256 verification and resume.
+// file-send: sends a file, or a directory tree, to file-recv with SHA-256
+// verification and resume.
 //
-//   file-send FILE --to HOST:PORT [--transport udp|tun|kernel] [--cc ALG]
+//   file-send FILE|DIR --to HOST:PORT [--transport udp|tun|kernel] [--cc ALG]
 //             [--loss P --delay D ...] [--pcap F] [--trace F.csv] [--json]
 //
 // Exit status: 0 verified; 1 local error (file, arguments); 3 refused by the
 // receiver; 4 SHA-256 mismatch; 5 receiver unreachable or connection lost
-// (run the same command again to resume); 6 receiver could not write.
+// (run the same command again to resume); 6 receiver could not write. For a
+// directory: that of the first file that failed, except that 5 wins (the rest
+// of the tree was not sent).
 
 #include <cstdio>
 #include <filesystem>
@@ -16,6 +19,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "common/file_tree.hh"
 #include "common/kernel_tcp.hh"
 #include "common/posix_file.hh"
 #include "common/stream_transport.hh"
@@ -35,6 +39,180 @@ int fail(int code, const std::string& message) {
   return code;
 }
 
+struct SendContext {
+  std::string root;
+  apps::TransportOptions transport;
+  apps::StreamConnection* stream = nullptr;
+  Duration idle{};
+  bool json = false;
+  double t0 = 0;
+};
+
+std::string cc_name(const apps::TransportOptions& transport) {
+  return !transport.cc.empty()             ? transport.cc
+         : transport.transport == "kernel" ? "default"
+                                           : apps::default_congestion_control(transport.transport);
+}
+
+// Sends every entry of `tree` in one session; prints a line per file and a
+// session summary. Returns the exit status.
+int send_tree(SendContext& ctx, const apps::TreeScan& tree) {
+  int status = kOk;
+  const auto record = [&](int code) {
+    if (code == kUnreachable || status == kOk) {
+      status = code;
+    }
+  };
+  for (const auto& line : tree.skipped) {
+    std::fprintf(stderr, "file-send: warning: %s\n", line.c_str());
+  }
+  for (const auto& line : tree.errors) {
+    std::fprintf(stderr, "file-send: %s\n", line.c_str());
+    record(kLocal);
+  }
+  apps::ThreadedContentHash hash;  // SHA-256 beside the event loop
+  proto::FileSender sender(&hash);
+  uint64_t files = 0, present = 0, dirs = 0, failed = tree.errors.size();
+  uint64_t bytes_total = 0, bytes_sent = 0;
+  bool lost = false;
+  for (const auto& entry : tree.entries) {
+    std::unique_ptr<apps::PosixFileSource> source;
+    if (entry.directory) {
+      sender.offer_directory(entry.path);
+    } else {
+      try {
+        source = std::make_unique<apps::PosixFileSource>(entry.source);
+        const auto id = source->file_id();
+        sender.offer(*source, entry.path, id, /*confirm_identical=*/true);
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "file-send: %s: %s\n", entry.path.c_str(), e.what());
+        record(kLocal);
+        ++failed;
+        continue;
+      }
+    }
+    apps::Progress progress(entry.path);
+    apps::PumpIo io;
+    io.output = [&] { return sender.output(); };
+    io.consume = [&](size_t n) { sender.consume_output(n); };
+    io.input = [&](std::string_view d) { sender.on_input(d); };
+    io.done = [&] {
+      return sender.state() == proto::FileSender::State::Idle ||
+             sender.state() == proto::FileSender::State::Failed;
+    };
+    io.tick = [&] {
+      const uint64_t queued = ctx.stream->unacknowledged();
+      const uint64_t acked = sender.position() > queued ? sender.position() - queued : 0;
+      progress.update(acked, sender.file_size(), ctx.stream->stats().retransmits);
+    };
+    const auto pumped = ctx.stream->pump(io, ctx.idle);
+    progress.clear();
+    const auto& outcome = sender.outcome();
+    bytes_sent += outcome.bytes_sent;
+    if (outcome.ok) {
+      if (entry.directory) {
+        ++dirs;
+        continue;
+      }
+      ++files;
+      present += outcome.already_present ? 1 : 0;
+      bytes_total += sender.file_size();
+      if (ctx.json) {
+        nlohmann::json j;
+        j["file"] = entry.path;
+        j["size"] = sender.file_size();
+        j["resumed_from"] = outcome.resumed_from;
+        j["bytes_sent"] = outcome.bytes_sent;
+        j["already_present"] = outcome.already_present;
+        j["sha256"] = to_hex(outcome.sha256);
+        j["verified"] = true;
+        std::cout << j.dump() << "\n";
+      } else if (outcome.already_present) {
+        std::cout << fmt::format("{}: {} bytes, already present and identical (sha256={})\n",
+                                 entry.path, sender.file_size(), to_hex(outcome.sha256));
+      } else {
+        std::cout << fmt::format(
+            "{}: {} bytes, integrity verified (sha256={}){}\n", entry.path, sender.file_size(),
+            to_hex(outcome.sha256),
+            outcome.resumed_from > 0 ? fmt::format(", resumed at {}", outcome.resumed_from) : "");
+      }
+      std::cout << std::flush;
+      continue;
+    }
+    ++failed;
+    if (sender.state() == proto::FileSender::State::Idle) {  // refused or mismatch: go on
+      std::fprintf(stderr, "file-send: %s: %s\n", entry.path.c_str(), outcome.error.c_str());
+      record(outcome.rejected ? kRefused : kMismatch);
+      continue;
+    }
+    if (outcome.result == proto::ResultStatus::WriteError) {
+      std::fprintf(stderr,
+                   "file-send: %s: %s (the receiver keeps the partial file; retry to "
+                   "resume)\n",
+                   entry.path.c_str(), outcome.error.c_str());
+      record(kWriteError);
+    } else if (sender.state() == proto::FileSender::State::Failed) {
+      std::fprintf(stderr, "file-send: %s: %s\n", entry.path.c_str(), outcome.error.c_str());
+      record(kLocal);
+    } else {
+      const std::string why = pumped.result == apps::PumpResult::PeerClosed
+                                  ? "receiver closed the connection"
+                                  : pumped.error;
+      std::fprintf(stderr,
+                   "file-send: %s: %s after %llu of %llu bytes; run the same command again to "
+                   "resume\n",
+                   entry.path.c_str(), why.c_str(),
+                   static_cast<unsigned long long>(sender.position()),
+                   static_cast<unsigned long long>(sender.file_size()));
+      record(kUnreachable);
+      lost = true;
+    }
+    break;  // the session cannot go on
+  }
+  if (sender.state() == proto::FileSender::State::Idle) {
+    sender.finish_stream();
+    apps::PumpIo io;
+    io.output = [&] { return sender.output(); };
+    io.consume = [&](size_t n) { sender.consume_output(n); };
+    io.input = [&](std::string_view d) { sender.on_input(d); };
+    io.done = [&] { return sender.output().empty(); };
+    io.tick = [] {};
+    ctx.stream->pump(io, ctx.idle);
+  }
+  ctx.stream->close(std::chrono::seconds(2));
+  const auto info = ctx.stream->stats();
+  const double seconds = apps::monotonic_seconds() - ctx.t0;
+  const double mbps = seconds > 0 ? static_cast<double>(bytes_sent) / seconds / 1e6 : 0;
+  const uint64_t skipped = tree.skipped.size();
+  if (ctx.json) {
+    nlohmann::json j;
+    j["directory"] = ctx.root;
+    j["files"] = files;
+    j["already_present"] = present;
+    j["directories"] = dirs;
+    j["bytes"] = bytes_total;
+    j["bytes_sent"] = bytes_sent;
+    j["seconds"] = seconds;
+    j["throughput_MBps"] = mbps;
+    j["retransmits"] = info.retransmits;
+    j["skipped"] = skipped;
+    j["failed"] = failed;
+    j["transport"] = ctx.transport.transport;
+    j["cc"] = cc_name(ctx.transport);
+    j["verified"] = status == kOk;
+    std::cout << j.dump() << "\n";
+  } else {
+    std::cout << fmt::format(
+        "{}/: {} files ({} already present), {} directories, {} bytes ({} sent) in {:.3f} s, "
+        "{:.1f} MB/s, {} retransmits{}{}{}\n",
+        ctx.root, files, present, dirs, bytes_total, bytes_sent, seconds, mbps, info.retransmits,
+        skipped > 0 ? fmt::format(", {} skipped", skipped) : "",
+        failed > 0 ? fmt::format(", {} failed", failed) : "",
+        lost ? ", session lost: run the same command again to resume" : "");
+  }
+  return status;
+}
+
 int run(int argc, char** argv) {
   CLI::App app{"Send a file to file-recv; SHA-256 verified end to end, resumable."};
   std::string path;
@@ -46,12 +224,13 @@ int run(int argc, char** argv) {
   bool json = false;
   int verbose = 0;
   bool quiet = false;
-  app.add_option("file", path, "File to send")->required();
+  app.add_option("file", path, "File or directory to send")->required();
   app.add_option("--to", to,
                  "Receiver HOST:PORT (for --transport udp, the UDP port file-recv listens on)")
       ->required();
   apps::add_transport_flags(app, transport_flags);
-  app.add_option("--name", name, "Name to give the file at the receiver (default: base name)");
+  app.add_option("--name", name,
+                 "Name to give the file (or the directory) at the receiver (default: base name)");
   app.add_option("--connect-timeout", connect_timeout, "Seconds to wait for the receiver")
       ->check(CLI::PositiveNumber);
   app.add_option("--idle-timeout", idle_timeout, "Give up after this many seconds of no progress")
@@ -73,6 +252,38 @@ int run(int argc, char** argv) {
     return fail(kLocal, transport.error());
   }
   const double t0 = apps::monotonic_seconds();
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    SendContext ctx;
+    ctx.transport = *transport;
+    ctx.json = json;
+    ctx.t0 = t0;
+    ctx.idle = std::chrono::duration_cast<Duration>(std::chrono::duration<double>(idle_timeout));
+    ctx.root = name;
+    if (ctx.root.empty()) {
+      auto p = std::filesystem::absolute(path).lexically_normal();
+      if (!p.has_filename()) {
+        p = p.parent_path();
+      }
+      ctx.root = p.filename().string();
+    }
+    apps::TreeScan tree;
+    try {
+      tree = apps::scan_tree(path, ctx.root);
+    } catch (const std::exception& e) {
+      return fail(kLocal, e.what());
+    }
+    std::unique_ptr<apps::StreamConnection> stream;
+    try {
+      stream = apps::connect_stream(
+          *transport, peer,
+          std::chrono::duration_cast<Duration>(std::chrono::duration<double>(connect_timeout)));
+    } catch (const std::exception& e) {
+      return fail(kUnreachable, e.what());
+    }
+    ctx.stream = stream.get();
+    return send_tree(ctx, tree);
+  }
   std::unique_ptr<apps::PosixFileSource> source;
   Sha256Digest file_id{};
   try {
@@ -165,10 +376,7 @@ int run(int argc, char** argv) {
     j["retransmits"] = info.retransmits;
     j["efficiency"] = efficiency;
     j["transport"] = transport->transport;
-    j["cc"] = !transport->cc.empty() ? transport->cc
-              : transport->transport == "kernel"
-                  ? "default"
-                  : apps::default_congestion_control(transport->transport);
+    j["cc"] = cc_name(*transport);
     j["impairment"] = transport->impair;
     j["sha256"] = to_hex(outcome.sha256);
     j["verified"] = true;

@@ -57,6 +57,8 @@ void FileReceiver::on_message(const Message& m) {
   } else if (const auto* trailer = std::get_if<Trailer>(&m);
              trailer && state_ == State::AwaitTrailer) {
     on_trailer(*trailer);
+  } else if (std::holds_alternative<Decline>(m) && state_ == State::AwaitStart) {
+    on_decline();
   } else if (std::holds_alternative<Bye>(m) && state_ == State::AwaitOffer) {
     state_ = State::Closed;
   } else {
@@ -66,26 +68,41 @@ void FileReceiver::on_message(const Message& m) {
 
 void FileReceiver::on_offer(const Offer& offer) {
   offer_ = offer;
+  confirming_ = false;
   FileOutcome outcome;
   outcome.name = offer.name;
   outcome.size = offer.size;
+  outcome.directory = is_directory_path(offer.name);
   files_.push_back(outcome);
   if (offer.version != kVersion) {
     reject(RejectReason::BadVersion,
            fmt::format("version {} (we speak {})", offer.version, kVersion));
     return;
   }
-  if (!is_safe_name(offer.name)) {
-    reject(RejectReason::BadName, "names must be a plain base name");
+  if (!is_safe_path(offer.name)) {
+    reject(RejectReason::BadName,
+           "paths must be relative, '/'-separated, without empty, '.' or '..' components, "
+           "backslashes or control characters, and within the length and depth limits");
+    return;
+  }
+  if (outcome.directory) {
+    on_directory(offer);
     return;
   }
   if (!policy_.force && sink_.exists(offer.name)) {
-    reject(RejectReason::Exists, offer.name);
+    offer_existing(offer);
     return;
   }
   if (offer.size > policy_.max_size) {
     reject(RejectReason::TooLarge, fmt::format("{} > {} bytes", offer.size, policy_.max_size));
     return;
+  }
+  if (const auto slash = offer.name.rfind('/'); slash != std::string::npos) {
+    const auto made = sink_.make_directory(std::string_view(offer.name).substr(0, slash));
+    if (!made) {
+      reject(RejectReason::BadDirectory, made.error());
+      return;
+    }
   }
   const auto partial = sink_.open(offer.name, offer.file_id);
   if (!partial) {
@@ -113,7 +130,65 @@ void FileReceiver::on_offer(const Offer& offer) {
   state_ = State::AwaitStart;
 }
 
+void FileReceiver::on_directory(const Offer& offer) {
+  if (offer.size != 0) {
+    reject(RejectReason::BadName, "a directory entry has size 0");
+    return;
+  }
+  const auto made = sink_.make_directory(offer.name);
+  if (!made) {
+    reject(RejectReason::BadDirectory, made.error());
+    return;
+  }
+  files_.back().ok = true;
+  Result result;
+  result.status = ResultStatus::Ok;
+  encode(result, out_);
+}
+
+void FileReceiver::offer_existing(const Offer& offer) {
+  // Never replaced without `force`. If it has the offered size, the sender
+  // may confirm it is the same file (a directory sent again after an
+  // interruption skips what already arrived); otherwise it is refused.
+  const auto size = sink_.existing_size(offer.name);
+  if (!size || *size != offer.size) {
+    reject(RejectReason::Exists, offer.name);
+    return;
+  }
+  const auto hashed = sink_.hash_existing(offer.name);
+  if (!hashed) {
+    reject(RejectReason::Exists, offer.name);
+    return;
+  }
+  confirming_ = true;
+  existing_sha256_ = *hashed;
+  held_ = offer.size;
+  Accept accept;
+  accept.resume_offset = offer.size;
+  accept.prefix_sha256 = *hashed;
+  accept.existing = true;
+  encode(accept, out_);
+  state_ = State::AwaitStart;
+}
+
+void FileReceiver::on_decline() {
+  files_.back().error =
+      confirming_ ? fmt::format("refused: {}: {}", to_string(RejectReason::Exists), offer_.name)
+                  : std::string("declined by the sender");
+  state_ = State::AwaitOffer;
+}
+
 void FileReceiver::on_start(const Start& start) {
+  if (confirming_) {
+    if (start.offset != offer_.size) {
+      fail("the sender tried to overwrite an existing file");
+      return;
+    }
+    position_ = start.offset;
+    files_.back().resumed_from = start.offset;
+    state_ = State::AwaitTrailer;
+    return;
+  }
   if (start.offset > held_) {
     fail(fmt::format("sender starts at {} but only {} bytes are held", start.offset, held_));
     return;
@@ -140,6 +215,23 @@ void FileReceiver::on_start(const Start& start) {
 }
 
 void FileReceiver::on_trailer(const Trailer& trailer) {
+  if (confirming_) {
+    // Nothing was written: the file in place stays as it is either way.
+    Result result;
+    result.received_sha256 = existing_sha256_;
+    files_.back().sha256 = existing_sha256_;
+    if (trailer.sha256 == existing_sha256_) {
+      result.status = ResultStatus::Ok;
+      files_.back().ok = true;
+      files_.back().already_present = true;
+    } else {
+      result.status = ResultStatus::Mismatch;
+      files_.back().error = "differs from the existing file, which was kept";
+    }
+    encode(result, out_);
+    state_ = State::AwaitOffer;
+    return;
+  }
   const Sha256Digest got = hash_.finish();
   Result result;
   result.received_sha256 = got;

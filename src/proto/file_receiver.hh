@@ -1,11 +1,12 @@
 #pragma once
 
 // FileReceiver: the receiving side of the file-transfer protocol as a sans-I/O
-// state machine. It validates each OFFER (safe base name, no overwrite without
-// `force`, size limit, free space), offers to resume from the bytes a partial
-// file already holds, writes file bytes through a FileSink while hashing
-// them, and commits the file under its final name only when the SHA-256 of
-// the whole file matches.
+// state machine. It validates each OFFER (safe relative path, no overwrite
+// without `force`, size limit, free space), creates directory entries, offers
+// to resume from the bytes a partial file already holds (or to confirm an
+// identical file already in place), writes file bytes through a FileSink while
+// hashing them, and commits the file under its final name only when the
+// SHA-256 of the whole file matches.
 
 #include <cstdint>
 #include <optional>
@@ -36,7 +37,9 @@ class FileReceiver {
   };
 
   struct FileOutcome {
-    std::string name;
+    std::string name;  // the offered path
+    bool directory = false;
+    bool already_present = false;  // an identical file was in place; left untouched
     uint64_t size = 0;
     uint64_t resumed_from = 0;
     uint64_t bytes_received = 0;  // file bytes received in this session
@@ -66,6 +69,9 @@ class FileReceiver {
   void on_offer(const Offer& offer);
   void on_start(const Start& start);
   void on_trailer(const Trailer& trailer);
+  void on_decline();
+  void on_directory(const Offer& offer);
+  void offer_existing(const Offer& offer);
   void reject(RejectReason reason, std::string message);
   void write_error(const std::string& what);
   void fail(std::string error);
@@ -80,6 +86,8 @@ class FileReceiver {
 
   Offer offer_;
   uint64_t held_ = 0;
+  bool confirming_ = false;  // the offer is for the existing file below
+  Sha256Digest existing_sha256_{};
   uint64_t position_ = 0;
   InlineContentHash inline_hash_;
   ContentHash& hash_;

@@ -8,12 +8,15 @@ namespace {
 constexpr size_t kChunk = 256 * 1024;
 }
 
-void FileSender::offer(FileSource& source, std::string name, const Sha256Digest& file_id) {
+void FileSender::offer(FileSource& source, std::string name, const Sha256Digest& file_id,
+                       bool confirm_identical) {
   if (state_ != State::Idle) {
     fail("offer() while a transfer is in progress");
     return;
   }
   source_ = &source;
+  directory_ = false;
+  confirm_identical_ = confirm_identical;
   size_ = source.size();
   position_ = 0;
   outcome_ = Outcome{};
@@ -21,6 +24,22 @@ void FileSender::offer(FileSource& source, std::string name, const Sha256Digest&
   o.name = std::move(name);
   o.size = size_;
   o.file_id = file_id;
+  encode(o, out_);
+  state_ = State::Offering;
+}
+
+void FileSender::offer_directory(std::string path) {
+  if (state_ != State::Idle) {
+    fail("offer_directory() while a transfer is in progress");
+    return;
+  }
+  source_ = nullptr;
+  directory_ = true;
+  size_ = 0;
+  position_ = 0;
+  outcome_ = Outcome{};
+  Offer o;
+  o.name = std::move(path);
   encode(o, out_);
   state_ = State::Offering;
 }
@@ -94,40 +113,27 @@ void FileSender::on_input(std::string_view data) {
 }
 
 void FileSender::on_message(const Message& m) {
-  if (const auto* accept = std::get_if<Accept>(&m); accept && state_ == State::Offering) {
-    uint64_t offset = 0;
-    hash_.finish();  // start over
-    if (accept->resume_offset > 0 && accept->resume_offset <= size_) {
-      // Resume only if the receiver's bytes are our bytes (prefix hash); the
-      // whole-file hash then continues from the prefix's.
-      ContentHash& prefix = hash_;
-      std::string buf(kChunk, '\0');
-      uint64_t at = 0;
-      bool readable = true;
-      while (at < accept->resume_offset) {
-        const size_t n =
-            static_cast<size_t>(std::min<uint64_t>(buf.size(), accept->resume_offset - at));
-        const auto got = source_->read(at, buf.data(), n);
-        if (!got || *got == 0) {
-          readable = false;
-          break;
-        }
-        prefix.update(std::string_view(buf).substr(0, *got));
-        at += *got;
-      }
-      if (readable && prefix.peek() == accept->prefix_sha256) {
-        offset = accept->resume_offset;
-      } else {
-        hash_.finish();  // restart from 0
-      }
-    }
-    start_data(offset);
+  if (const auto* accept = std::get_if<Accept>(&m);
+      accept && state_ == State::Offering && !directory_) {
+    on_accept(*accept);
     return;
   }
   if (const auto* reject = std::get_if<Reject>(&m); reject && state_ == State::Offering) {
-    outcome_.rejected = reject->reason;
-    fail(fmt::format("receiver refused the file: {}{}{}", to_string(reject->reason),
-                     reject->message.empty() ? "" : ": ", reject->message));
+    refuse(reject->reason,
+           fmt::format("receiver refused {}: {}{}{}", directory_ ? "the directory" : "the file",
+                       to_string(reject->reason), reject->message.empty() ? "" : ": ",
+                       reject->message));
+    return;
+  }
+  if (const auto* result = std::get_if<Result>(&m);
+      result && state_ == State::Offering && directory_) {
+    outcome_.result = result->status;
+    if (result->status == ResultStatus::Ok) {
+      outcome_.ok = true;
+      state_ = State::Idle;
+      return;
+    }
+    fail(fmt::format("receiver reports {}", to_string(result->status)));
     return;
   }
   if (const auto* result = std::get_if<Result>(&m);
@@ -138,10 +144,75 @@ void FileSender::on_message(const Message& m) {
       state_ = State::Idle;
       return;
     }
+    if (result->status == ResultStatus::Mismatch && state_ == State::AwaitResult) {
+      // This file is lost (the receiver discarded it); the session goes on.
+      outcome_.ok = false;
+      outcome_.already_present = false;
+      outcome_.error = fmt::format("receiver reports {}", to_string(result->status));
+      state_ = State::Idle;
+      return;
+    }
     fail(fmt::format("receiver reports {}", to_string(result->status)));
     return;
   }
   fail("unexpected message from the receiver");
+}
+
+void FileSender::on_accept(const Accept& accept) {
+  uint64_t offset = 0;
+  hash_.finish();  // start over
+  if (accept.existing && !confirm_identical_) {
+    encode(Decline{}, out_);
+    refuse(RejectReason::Exists,
+           fmt::format("receiver refused the file: {}", to_string(RejectReason::Exists)));
+    return;
+  }
+  if (accept.existing && accept.resume_offset != size_) {
+    fail("receiver offered an existing file of another size");
+    return;
+  }
+  if (accept.resume_offset > 0 && accept.resume_offset <= size_) {
+    // Resume only if the receiver's bytes are our bytes (prefix hash); the
+    // whole-file hash then continues from the prefix's.
+    ContentHash& prefix = hash_;
+    std::string buf(kChunk, '\0');
+    uint64_t at = 0;
+    bool readable = true;
+    while (at < accept.resume_offset) {
+      const size_t n =
+          static_cast<size_t>(std::min<uint64_t>(buf.size(), accept.resume_offset - at));
+      const auto got = source_->read(at, buf.data(), n);
+      if (!got || *got == 0) {
+        readable = false;
+        break;
+      }
+      prefix.update(std::string_view(buf).substr(0, *got));
+      at += *got;
+    }
+    if (readable && prefix.peek() == accept.prefix_sha256) {
+      offset = accept.resume_offset;
+    } else {
+      hash_.finish();  // restart from 0
+    }
+  }
+  if (accept.existing) {
+    if (offset != size_) {
+      // Another file of the same size is in place: never replaced.
+      encode(Decline{}, out_);
+      refuse(RejectReason::Exists, fmt::format("receiver refused the file: {} (and it differs)",
+                                               to_string(RejectReason::Exists)));
+      return;
+    }
+    outcome_.already_present = true;
+  }
+  start_data(offset);
+}
+
+void FileSender::refuse(RejectReason reason, std::string error) {
+  outcome_.ok = false;
+  outcome_.rejected = reason;
+  outcome_.error = std::move(error);
+  state_ = State::Idle;
 }
 
 void FileSender::start_data(uint64_t offset) {

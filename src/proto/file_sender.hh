@@ -6,6 +6,11 @@
 // what the peer sends to `on_input()`, and calls `finish_stream()` when it
 // has offered every file. The sender reads file bytes through a FileSource
 // only as fast as the stream takes them.
+//
+// One session may carry many files and directory entries: after each one the
+// sender is Idle again (whether the receiver took it, refused it or found a
+// mismatch) and the next offer() may follow. Only a broken stream, a write
+// error at the receiver or a local read error leave it Failed.
 
 #include <cstdint>
 #include <string>
@@ -30,9 +35,10 @@ class FileSender {
 
   struct Outcome {
     bool ok = false;
-    uint64_t resumed_from = 0;  // bytes the receiver already held and kept
-    uint64_t bytes_sent = 0;    // file bytes sent in this session
-    std::string error;          // one line for the user when !ok
+    bool already_present = false;  // the receiver held an identical file
+    uint64_t resumed_from = 0;     // bytes the receiver already held and kept
+    uint64_t bytes_sent = 0;       // file bytes sent in this session
+    std::string error;             // one line for the user when !ok
     std::optional<RejectReason> rejected;
     std::optional<ResultStatus> result;
     Sha256Digest sha256{};  // of the whole file, once sent
@@ -45,9 +51,15 @@ class FileSender {
   FileSender(const FileSender&) = delete;
   FileSender& operator=(const FileSender&) = delete;
 
-  // Offers a file under `file_id` (proto::Offer::file_id). Its SHA-256 is
-  // computed from the bytes as they are sent.
-  void offer(FileSource& source, std::string name, const Sha256Digest& file_id);
+  // Offers a file at the relative path `name` under `file_id`
+  // (proto::Offer::file_id). Its SHA-256 is computed from the bytes as they
+  // are sent. If the receiver already has a file of that size there, it is
+  // confirmed when `confirm_identical` and its SHA-256 equals ours, and
+  // refused (Exists) otherwise.
+  void offer(FileSource& source, std::string name, const Sha256Digest& file_id,
+             bool confirm_identical = false);
+  // Offers a directory entry (`path` ends in '/'): the receiver creates it.
+  void offer_directory(std::string path);
   // After the last file: say goodbye.
   void finish_stream();
 
@@ -68,9 +80,13 @@ class FileSender {
   void on_message(const Message& m);
   void start_data(uint64_t offset);
   void refill();
+  void on_accept(const Accept& accept);
+  void refuse(RejectReason reason, std::string error);
 
   State state_ = State::Idle;
   FileSource* source_ = nullptr;
+  bool directory_ = false;
+  bool confirm_identical_ = false;
   InlineContentHash inline_hash_;
   ContentHash& hash_;  // of the file bytes [0, position_)
   uint64_t size_ = 0;

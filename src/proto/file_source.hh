@@ -5,6 +5,7 @@
 // POSIX files (io/), tests on strings in memory.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -32,17 +33,28 @@ struct PartialFile {
 // Where a receiver's bytes go. The final name appears only in commit(), after
 // the data is durable (fsync) and verified; until then bytes live in a partial
 // file that survives an interruption, so the same transfer can resume.
+//
+// Paths are relative to the sink's output directory, '/'-separated and
+// already checked with is_safe_path(). A sink never follows a symlink on the
+// way, so nothing lands outside its output directory.
 class FileSink {
  public:
   virtual ~FileSink() = default;
-  // True when a file of this final name already exists.
-  virtual bool exists(std::string_view name) = 0;
+  // True when something (file, directory, symlink) is at this final path.
+  virtual bool exists(std::string_view path) = 0;
+  // The size of the regular file at this final path, if there is one.
+  virtual std::optional<uint64_t> existing_size(std::string_view path) = 0;
+  // The SHA-256 of the regular file at this final path.
+  virtual Expected<Sha256Digest, std::string> hash_existing(std::string_view path) = 0;
+  // Creates the directory at `path` and any missing directory above it; an
+  // existing directory is fine, anything else in the way is an error.
+  virtual Expected<bool, std::string> make_directory(std::string_view path) = 0;
   // Free bytes where the file will be written.
   virtual uint64_t free_space() = 0;
-  // Opens (creating if needed) the partial file for the file named `name`
+  // Opens (creating if needed) the partial file for the file at `path`
   // with id `file_id` (proto::Offer::file_id): a partial file kept for another
-  // id is never resumed.
-  virtual Expected<PartialFile, std::string> open(std::string_view name,
+  // id is never resumed. The directory above `path` exists (make_directory).
+  virtual Expected<PartialFile, std::string> open(std::string_view path,
                                                   const Sha256Digest& file_id) = 0;
   // Feeds the first `n` held bytes to `hash` (to check and continue a resume).
   virtual Expected<bool, std::string> hash_prefix(uint64_t n, ContentHash& hash) = 0;

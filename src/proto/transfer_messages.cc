@@ -20,6 +20,8 @@ std::string_view to_string(RejectReason r) {
       return "not enough free space at the receiver";
     case RejectReason::IoError:
       return "receiver I/O error";
+    case RejectReason::BadDirectory:
+      return "a directory on the path is a symlink, not a directory, or cannot be created";
     case RejectReason::kCount:
       break;
   }
@@ -72,6 +74,43 @@ bool is_safe_name(std::string_view name) {
   });
 }
 
+bool is_safe_path(std::string_view path) {
+  if (path.empty() || path.size() > kMaxPathBytes) {
+    return false;
+  }
+  if (is_directory_path(path)) {
+    path.remove_suffix(1);
+  }
+  size_t depth = 0;
+  for (;;) {
+    const size_t slash = path.find('/');
+    // An empty component (leading '/', "//", or a lone "/") fails here.
+    if (!is_safe_name(path.substr(0, slash)) || ++depth > kMaxPathDepth) {
+      return false;
+    }
+    if (slash == std::string_view::npos) {
+      return true;
+    }
+    path.remove_prefix(slash + 1);
+  }
+}
+
+std::vector<std::string_view> split_path(std::string_view path) {
+  std::vector<std::string_view> out;
+  if (is_directory_path(path)) {
+    path.remove_suffix(1);
+  }
+  while (!path.empty()) {
+    const size_t slash = path.find('/');
+    out.push_back(path.substr(0, slash));
+    if (slash == std::string_view::npos) {
+      break;
+    }
+    path.remove_prefix(slash + 1);
+  }
+  return out;
+}
+
 namespace {
 
 std::string_view digest_view(const Sha256Digest& d) {
@@ -87,12 +126,13 @@ void read_digest(BufferReader& r, Sha256Digest& out) {
 
 struct BodySize {
   size_t operator()(const Offer& m) const { return 4 + 2 + 2 + m.name.size() + 8 + 32; }
-  size_t operator()(const Accept&) const { return 8 + 32; }
+  size_t operator()(const Accept&) const { return 8 + 32 + 1; }
   size_t operator()(const Reject& m) const { return 1 + 2 + m.message.size(); }
   size_t operator()(const Start&) const { return 8; }
   size_t operator()(const Trailer&) const { return 32; }
   size_t operator()(const Result&) const { return 1 + 32; }
   size_t operator()(const Bye&) const { return 0; }
+  size_t operator()(const Decline&) const { return 0; }
 };
 
 struct BodyWriter {
@@ -110,6 +150,7 @@ struct BodyWriter {
     w.u32(static_cast<uint32_t>(m.resume_offset >> 32));
     w.u32(static_cast<uint32_t>(m.resume_offset));
     w.bytes(digest_view(m.prefix_sha256));
+    w.u8(m.existing ? 1 : 0);
   }
   void operator()(const Reject& m) const {
     w.u8(static_cast<uint8_t>(m.reason));
@@ -126,6 +167,7 @@ struct BodyWriter {
     w.bytes(digest_view(m.received_sha256));
   }
   void operator()(const Bye&) const {}
+  void operator()(const Decline&) const {}
 };
 
 FrameType type_of(const Message& m) {
@@ -180,6 +222,11 @@ Expected<Message, FrameError> decode(FrameType type, std::string_view body) {
       Accept m;
       m.resume_offset = read_u64(r);
       read_digest(r, m.prefix_sha256);
+      const uint8_t flags = r.u8();
+      if (r.ok() && flags > 1) {
+        return make_unexpected(FrameError::BadEnum);
+      }
+      m.existing = flags == 1;
       out = m;
       break;
     }
@@ -221,6 +268,9 @@ Expected<Message, FrameError> decode(FrameType type, std::string_view body) {
     case FrameType::Bye:
       out = Bye{};
       break;
+    case FrameType::Decline:
+      out = Decline{};
+      break;
     default:
       return make_unexpected(FrameError::UnknownType);
   }
@@ -249,7 +299,7 @@ size_t FrameDecoder::feed(std::string_view data) {
     const uint8_t type = r.u8();
     length_ = r.u32();
     header_.clear();
-    if (type == 0 || type > static_cast<uint8_t>(FrameType::Bye)) {
+    if (type == 0 || type > static_cast<uint8_t>(FrameType::Decline)) {
       ready_ = make_unexpected(FrameError::UnknownType);
       return used;
     }

@@ -10,7 +10,14 @@
 //   file bytes [offset, size), unframed --->
 //   TRAILER sha256 of the whole file ------>
 //          <------------- RESULT ok | mismatch | write error
-//   ... another OFFER (a directory), or BYE
+//   ... another OFFER, or BYE
+//
+// A directory is sent as one OFFER per entry: a directory entry is a path
+// ending in '/' (size 0), answered by RESULT ok or REJECT; each file follows
+// with its relative path. If the receiver already holds a file of the same
+// size under that path, it answers ACCEPT with the `existing` flag and the
+// SHA-256 of that file; the sender then either confirms it (START at the end,
+// TRAILER) or declines (DECLINE) and the file counts as refused.
 //
 // Every control message is a frame: type (u8), body length (u32, at most
 // kMaxFrameBody), body. File bytes are sent raw between START and TRAILER, so
@@ -22,12 +29,20 @@
 // file once before the first byte leaves (a second for 1 GiB). Resume stays
 // safe whatever the id: the receiver proves its prefix with its SHA-256, and
 // the TRAILER's digest covers every byte.
+//
+// Version 3: the OFFER's name is a relative path ('/'-separated components,
+// each one a safe base name; a trailing '/' names a directory), ACCEPT has a
+// flags byte, RESULT and REJECT have more values and DECLINE is new. The
+// OFFER's layout is version 2's, so a version 2 receiver decodes it and
+// refuses it with REJECT BadVersion; a version 3 receiver refuses a version 2
+// OFFER the same way. Only a version 3 sender ever sees the new ACCEPT.
 
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <variant>
+#include <vector>
 
 #include "util/expected.hh"
 #include "util/hash.hh"
@@ -35,9 +50,11 @@
 namespace tinytcp::proto {
 
 inline constexpr uint32_t kMagic = 0x54544654;  // "TTFT"
-inline constexpr uint16_t kVersion = 2;
+inline constexpr uint16_t kVersion = 3;
 inline constexpr uint32_t kMaxFrameBody = 64 * 1024;
-inline constexpr size_t kMaxNameBytes = 255;
+inline constexpr size_t kMaxNameBytes = 255;   // one path component
+inline constexpr size_t kMaxPathBytes = 4096;  // a whole relative path
+inline constexpr size_t kMaxPathDepth = 64;    // components in a path
 
 enum class FrameType : uint8_t {
   Offer = 1,
@@ -47,12 +64,15 @@ enum class FrameType : uint8_t {
   Trailer = 5,
   Result = 6,
   Bye = 7,
+  Decline = 8,  // sender -> receiver: do not replace the existing file
 };
 
 struct Offer {
   uint32_t magic = kMagic;
   uint16_t version = kVersion;
-  std::string name;  // base name only; the receiver validates it
+  // Relative path, '/'-separated (a trailing '/': a directory entry, size 0);
+  // the receiver validates it with is_safe_path().
+  std::string name;
   uint64_t size = 0;
   // Identifies this file's content for resume: partial files are kept under
   // it. Any digest the sender derives from the file (file-send: SHA-256 of
@@ -63,6 +83,9 @@ struct Offer {
 struct Accept {
   uint64_t resume_offset = 0;    // bytes the receiver already holds
   Sha256Digest prefix_sha256{};  // SHA-256 of those bytes
+  // The bytes are a finished file under the final name (of the offered
+  // size), not a partial one: the sender may confirm it or must DECLINE.
+  bool existing = false;
 };
 
 enum class RejectReason : uint8_t {
@@ -72,6 +95,7 @@ enum class RejectReason : uint8_t {
   TooLarge = 4,
   NoSpace = 5,
   IoError = 6,
+  BadDirectory = 7,  // a path component is a symlink, not a directory, or cannot be created
   kCount,
 };
 std::string_view to_string(RejectReason r);
@@ -104,7 +128,10 @@ struct Result {
 
 struct Bye {};
 
-using Message = std::variant<Offer, Accept, Reject, Start, Trailer, Result, Bye>;
+struct Decline {};
+
+// In FrameType order.
+using Message = std::variant<Offer, Accept, Reject, Start, Trailer, Result, Bye, Decline>;
 
 enum class FrameError {
   UnknownType,
@@ -147,5 +174,17 @@ class FrameDecoder {
 // True when `name` is acceptable as a file's base name: non-empty, at most
 // kMaxNameBytes, not "." or "..", no '/', '\\', NUL or control characters.
 bool is_safe_name(std::string_view name);
+
+// True when `path` is acceptable as an OFFER's path: at most kMaxPathBytes,
+// 1 to kMaxPathDepth components separated by single '/', each one a safe
+// base name (so no leading '/', no "//", no "." or ".." component); one
+// trailing '/' marks a directory entry. Bytes >= 0x80 (UTF-8) are fine.
+bool is_safe_path(std::string_view path);
+// True when `path` names a directory entry (ends in '/').
+inline bool is_directory_path(std::string_view path) {
+  return !path.empty() && path.back() == '/';
+}
+// The components of a path (a trailing '/' adds none).
+std::vector<std::string_view> split_path(std::string_view path);
 
 }  // namespace tinytcp::proto

@@ -13,7 +13,19 @@ namespace {
 
 class NullSink : public tinytcp::proto::FileSink {
  public:
-  bool exists(std::string_view name) override { return name == "exists"; }
+  bool exists(std::string_view name) override { return name == "exists" || name == "same"; }
+  std::optional<uint64_t> existing_size(std::string_view name) override {
+    return name == "same" ? std::optional<uint64_t>(3) : std::nullopt;
+  }
+  tinytcp::Expected<tinytcp::Sha256Digest, std::string> hash_existing(std::string_view) override {
+    return tinytcp::sha256("abc");
+  }
+  tinytcp::Expected<bool, std::string> make_directory(std::string_view path) override {
+    if (path.rfind("blocked", 0) == 0) {
+      return tinytcp::make_unexpected(std::string("blocked"));
+    }
+    return true;
+  }
   uint64_t free_space() override { return 1 << 20; }
   tinytcp::Expected<tinytcp::proto::PartialFile, std::string> open(
       std::string_view, const tinytcp::Sha256Digest&) override {

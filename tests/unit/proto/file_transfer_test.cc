@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -35,7 +36,28 @@ class MemorySource : public FileSource {
 // A directory in memory: final files, and partial files keyed by name+hash.
 class MemorySink : public FileSink {
  public:
-  bool exists(std::string_view name) override { return files.count(std::string(name)) > 0; }
+  bool exists(std::string_view name) override {
+    return files.count(std::string(name)) > 0 || dirs.count(std::string(name)) > 0;
+  }
+  std::optional<uint64_t> existing_size(std::string_view path) override {
+    const auto it = files.find(std::string(path));
+    return it == files.end() ? std::nullopt : std::optional<uint64_t>(it->second.size());
+  }
+  Expected<Sha256Digest, std::string> hash_existing(std::string_view path) override {
+    ++hashed_existing;
+    return sha256(files.at(std::string(path)));
+  }
+  Expected<bool, std::string> make_directory(std::string_view path) override {
+    std::string at;
+    for (const auto part : split_path(path)) {
+      at += (at.empty() ? "" : "/") + std::string(part);
+      if (files.count(at) > 0) {
+        return make_unexpected(at + " is not a directory");
+      }
+      dirs.insert(at);
+    }
+    return true;
+  }
   uint64_t free_space() override { return free; }
   Expected<PartialFile, std::string> open(std::string_view name, const Sha256Digest& sha) override {
     current_ = std::string(name) + "." + to_hex(sha);
@@ -69,6 +91,8 @@ class MemorySink : public FileSink {
 
   std::map<std::string, std::string> files;
   std::map<std::string, std::string> partials;
+  std::set<std::string> dirs;
+  int hashed_existing = 0;
   uint64_t free = UINT64_MAX;
   std::optional<uint64_t> write_limit;
 
@@ -183,8 +207,20 @@ TEST_F(FileTransferTest, CorruptedByteIsAMismatchAndNothingIsKept) {
 }
 
 TEST_F(FileTransferTest, RefusesUnsafeNames) {
-  const std::vector<std::string> names = {
-      "../etc/passwd", "a/b", "..", ".", "", std::string("a\0b", 3), "tab\there", "back\\slash"};
+  const std::vector<std::string> names = {"../etc/passwd",
+                                          "/abs",
+                                          "a//b",
+                                          "./a",
+                                          "a/../b",
+                                          "..",
+                                          ".",
+                                          "",
+                                          "/",
+                                          "dir//",
+                                          std::string("a\0b", 3),
+                                          "tab\there",
+                                          "sub/tab\there",
+                                          "back\\slash"};
   for (const auto& name : names) {
     const auto outcome = send(name, "x");
     EXPECT_FALSE(outcome.ok) << name;
@@ -373,6 +409,238 @@ TEST_F(FileTransferTest, GarbageFromThePeerFailsCleanly) {
   EXPECT_TRUE(sink.partials.empty());
   receiver.on_input("more garbage");  // ignored, never buffered
   EXPECT_EQ(receiver.state(), FileReceiver::State::Failed);
+}
+
+// --- Directory trees (version 3) ---
+
+struct TreeFile {
+  std::string path;
+  std::string data;
+};
+
+class TreeTransferTest : public FileTransferTest {
+ protected:
+  // Sends directory entries and files in one session; returns each outcome.
+  std::vector<FileSender::Outcome> send_tree(const std::vector<std::string>& directories,
+                                             const std::vector<TreeFile>& tree, Pump pump = {}) {
+    FileSender sender;
+    FileReceiver receiver(sink, policy);
+    std::vector<FileSender::Outcome> out;
+    for (const auto& dir : directories) {
+      sender.offer_directory(dir);
+      pump.run(sender, receiver);
+      out.push_back(sender.outcome());
+    }
+    for (const auto& f : tree) {
+      if (sender.state() != FileSender::State::Idle) {
+        break;
+      }
+      MemorySource source(f.data);
+      sender.offer(source, f.path, sha256(f.data), /*confirm_identical=*/true);
+      pump.run(sender, receiver);
+      out.push_back(sender.outcome());
+    }
+    if (sender.state() == FileSender::State::Idle) {
+      sender.finish_stream();
+      pump.run(sender, receiver);
+    }
+    receiver_files = receiver.files();
+    last_receiver_state = receiver.state();
+    return out;
+  }
+
+  std::vector<FileReceiver::FileOutcome> receiver_files;
+};
+
+TEST_F(TreeTransferTest, DirectoriesAndFilesInOneSession) {
+  const std::vector<TreeFile> tree = {
+      {"t/a.txt", Rng(20).bytes(5000)},
+      {"t/sub/with space.bin", Rng(21).bytes(70'000)},
+      {"t/sub/deeper/r\xc3\xa9sum\xc3\xa9 \xe2\x98\x83.txt", "unicode"},
+      {"t/zero", ""},
+  };
+  const auto outcomes = send_tree({"t/", "t/empty/", "t/empty/nested/", "t/sub/"}, tree);
+  ASSERT_EQ(outcomes.size(), 8u);
+  for (const auto& o : outcomes) {
+    EXPECT_TRUE(o.ok) << o.error;
+  }
+  for (const auto& f : tree) {
+    EXPECT_EQ(sink.files[f.path], f.data) << f.path;
+  }
+  EXPECT_EQ(sink.dirs,
+            (std::set<std::string>{"t", "t/empty", "t/empty/nested", "t/sub", "t/sub/deeper"}));
+  EXPECT_TRUE(sink.partials.empty());
+  EXPECT_EQ(last_receiver_state, FileReceiver::State::Closed);
+  ASSERT_EQ(receiver_files.size(), 8u);
+  EXPECT_TRUE(receiver_files[0].directory);
+  EXPECT_FALSE(receiver_files[4].directory);
+}
+
+TEST_F(TreeTransferTest, IdenticalFileInPlaceIsConfirmedWithoutSendingIt) {
+  const std::string data = Rng(22).bytes(40'000);
+  sink.files["t/a"] = data;
+  const auto outcomes = send_tree({}, {{"t/a", data}, {"t/b", "bee"}});
+  ASSERT_EQ(outcomes.size(), 2u);
+  EXPECT_TRUE(outcomes[0].ok) << outcomes[0].error;
+  EXPECT_TRUE(outcomes[0].already_present);
+  EXPECT_EQ(outcomes[0].bytes_sent, 0u);
+  EXPECT_EQ(outcomes[0].sha256, sha256(data));
+  EXPECT_TRUE(outcomes[1].ok);
+  EXPECT_EQ(sink.files["t/a"], data);
+  EXPECT_TRUE(receiver_files[0].ok);
+  EXPECT_TRUE(receiver_files[0].already_present);
+  EXPECT_EQ(receiver_files[0].bytes_received, 0u);
+}
+
+TEST_F(TreeTransferTest, DifferentFileOfTheSameSizeIsRefusedAndTheSessionGoesOn) {
+  sink.files["t/a"] = std::string(100, 'o');
+  const auto outcomes = send_tree({}, {{"t/a", std::string(100, 'n')}, {"t/b", "bee"}});
+  ASSERT_EQ(outcomes.size(), 2u);
+  EXPECT_FALSE(outcomes[0].ok);
+  ASSERT_TRUE(outcomes[0].rejected.has_value());
+  EXPECT_EQ(*outcomes[0].rejected, RejectReason::Exists);
+  EXPECT_EQ(sink.files["t/a"], std::string(100, 'o'));  // untouched
+  EXPECT_TRUE(outcomes[1].ok) << outcomes[1].error;
+  EXPECT_EQ(sink.files["t/b"], "bee");
+  EXPECT_FALSE(receiver_files[0].ok);
+  EXPECT_NE(receiver_files[0].error.find("file exists"), std::string::npos);
+}
+
+TEST_F(TreeTransferTest, ForceReplacesInsteadOfConfirming) {
+  sink.files["t/a"] = std::string(100, 'o');
+  policy.force = true;
+  const auto outcomes = send_tree({}, {{"t/a", std::string(100, 'n')}});
+  ASSERT_TRUE(outcomes[0].ok) << outcomes[0].error;
+  EXPECT_FALSE(outcomes[0].already_present);
+  EXPECT_EQ(sink.files["t/a"], std::string(100, 'n'));
+  EXPECT_EQ(sink.hashed_existing, 0);
+}
+
+TEST_F(TreeTransferTest, SingleFileSendStillRefusesAnIdenticalFile) {
+  // Without confirm_identical (file-send FILE) an existing file is refused
+  // as in version 2, even when it is the same file.
+  sink.files["same"] = "content";
+  const auto outcome = send("same", "content");
+  EXPECT_FALSE(outcome.ok);
+  ASSERT_TRUE(outcome.rejected.has_value());
+  EXPECT_EQ(*outcome.rejected, RejectReason::Exists);
+  EXPECT_EQ(sink.files["same"], "content");
+  EXPECT_FALSE(last_file.ok);
+  EXPECT_NE(last_file.error.find("file exists"), std::string::npos);
+}
+
+TEST_F(TreeTransferTest, MismatchLosesOneFileNotTheSession) {
+  Pump pump;
+  pump.corrupt_at = 2000;  // inside the first file's bytes
+  const auto outcomes = send_tree({}, {{"t/bad", Rng(23).bytes(10'000)}, {"t/good", "fine"}}, pump);
+  ASSERT_EQ(outcomes.size(), 2u);
+  ASSERT_TRUE(outcomes[0].result.has_value());
+  EXPECT_EQ(*outcomes[0].result, ResultStatus::Mismatch);
+  EXPECT_EQ(sink.files.count("t/bad"), 0u);
+  EXPECT_TRUE(outcomes[1].ok) << outcomes[1].error;
+  EXPECT_EQ(sink.files["t/good"], "fine");
+  EXPECT_EQ(last_receiver_state, FileReceiver::State::Closed);
+}
+
+TEST_F(TreeTransferTest, FileInTheWayOfADirectoryIsRefused) {
+  sink.files["t/x"] = "a file";
+  const auto outcomes = send_tree({"t/x/"}, {{"t/x/inner", "data"}, {"t/y", "ok"}});
+  ASSERT_EQ(outcomes.size(), 3u);
+  for (int i : {0, 1}) {
+    ASSERT_TRUE(outcomes[static_cast<size_t>(i)].rejected.has_value()) << i;
+    EXPECT_EQ(*outcomes[static_cast<size_t>(i)].rejected, RejectReason::BadDirectory) << i;
+  }
+  EXPECT_TRUE(outcomes[2].ok);
+  EXPECT_EQ(sink.files["t/x"], "a file");
+}
+
+TEST_F(TreeTransferTest, ResumesATreeAfterACut) {
+  const std::vector<TreeFile> tree = {{"t/one", Rng(24).bytes(50'000)},
+                                      {"t/two", Rng(25).bytes(300'000)},
+                                      {"t/three", Rng(26).bytes(20'000)}};
+  Pump cut;
+  cut.cut_after = 200'000;  // inside "t/two"
+  const auto first = send_tree({"t/"}, tree, cut);
+  EXPECT_TRUE(first[1].ok);
+  EXPECT_EQ(sink.files.count("t/two"), 0u);
+  ASSERT_EQ(sink.partials.size(), 1u);
+  const uint64_t held = sink.partials.begin()->second.size();
+  EXPECT_GT(held, 0u);
+
+  const auto second = send_tree({"t/"}, tree);
+  ASSERT_EQ(second.size(), 4u);
+  EXPECT_TRUE(second[1].ok && second[1].already_present) << second[1].error;
+  EXPECT_TRUE(second[2].ok) << second[2].error;
+  EXPECT_EQ(second[2].resumed_from, held);
+  EXPECT_EQ(second[2].sha256, sha256(tree[1].data));  // the whole file, prefix included
+  EXPECT_TRUE(second[3].ok);
+  for (const auto& f : tree) {
+    EXPECT_EQ(sink.files[f.path], f.data) << f.path;
+  }
+  EXPECT_TRUE(sink.partials.empty());
+}
+
+// Feeds one raw frame to a fresh receiver; returns what it answered.
+Expected<Message, FrameError> answer_to(FileSink& sink, const Message& m) {
+  FileReceiver receiver(sink, ReceiverPolicy{});
+  std::string frame;
+  encode(m, frame);
+  receiver.on_input(frame);
+  FrameDecoder decoder;
+  decoder.feed(receiver.output());
+  auto got = decoder.take();
+  if (!got) {
+    return make_unexpected(FrameError::Truncated);
+  }
+  return *got;
+}
+
+TEST_F(TreeTransferTest, OldVersionPeerGetsAClearRefusal) {
+  Offer old;
+  old.version = 2;
+  old.name = "file";
+  const auto answer = answer_to(sink, old);
+  ASSERT_TRUE(answer);
+  const auto* reject = std::get_if<Reject>(&*answer);
+  ASSERT_NE(reject, nullptr);
+  EXPECT_EQ(reject->reason, RejectReason::BadVersion);
+  EXPECT_EQ(reject->message, "version 2 (we speak 3)");
+}
+
+TEST_F(TreeTransferTest, DirectoryEntryWithASizeIsRefused) {
+  Offer dir;
+  dir.name = "d/";
+  dir.size = 5;
+  const auto answer = answer_to(sink, dir);
+  ASSERT_TRUE(answer);
+  const auto* reject = std::get_if<Reject>(&*answer);
+  ASSERT_NE(reject, nullptr);
+  EXPECT_EQ(reject->reason, RejectReason::BadName);
+  EXPECT_TRUE(sink.dirs.empty());
+}
+
+TEST_F(TreeTransferTest, DeclineOutsideAnOfferIsAProtocolError) {
+  FileReceiver receiver(sink, policy);
+  std::string frame;
+  encode(Decline{}, frame);
+  receiver.on_input(frame);
+  EXPECT_EQ(receiver.state(), FileReceiver::State::Failed);
+}
+
+TEST_F(TreeTransferTest, SenderRefusesToOverwriteWhenTheReceiverOffersAnotherSize) {
+  // A receiver that claims an existing file of another size is broken: the
+  // sender fails instead of sending anything.
+  MemorySource source("12345");
+  FileSender sender;
+  sender.offer(source, "f", sha256("12345"), true);
+  sender.consume_output(sender.output().size());
+  Accept accept;
+  accept.existing = true;
+  accept.resume_offset = 3;
+  std::string frame;
+  encode(accept, frame);
+  sender.on_input(frame);
+  EXPECT_EQ(sender.state(), FileSender::State::Failed);
 }
 
 }  // namespace

@@ -35,7 +35,7 @@ TEST(TransferMessagesTest, OfferGoldenBytes) {
   o.file_id.fill(0xab);
   const std::string bytes = frame_of(o);
   const std::string head{
-      "\x01\x00\x00\x00\x35TTFT\x00\x02\x00\x05"
+      "\x01\x00\x00\x00\x35TTFT\x00\x03\x00\x05"
       "a.txt\x01\x02\x03\x04\x05\x06\x07\x08",
       5 + 4 + 2 + 2 + 5 + 8};
   ASSERT_EQ(bytes.size(), head.size() + 32);
@@ -51,8 +51,9 @@ TEST(TransferMessagesTest, EveryMessageRoundTrips) {
   accept.prefix_sha256[3] = 9;
   Result result;
   result.status = ResultStatus::Mismatch;
-  const Message messages[] = {
-      offer, accept, Reject{RejectReason::Exists, "keep"}, Start{5}, Trailer{}, result, Bye{}};
+  const Message messages[] = {offer,    accept,    Reject{RejectReason::Exists, "keep"},
+                              Start{5}, Trailer{}, result,
+                              Bye{},    Decline{}};
   for (const auto& m : messages) {
     const auto got = decode_frame(frame_of(m));
     ASSERT_TRUE(got) << m.index();
@@ -124,6 +125,95 @@ TEST(TransferMessagesTest, SafeNames) {
   EXPECT_FALSE(is_safe_name(std::string("nul\0", 4)));
   EXPECT_FALSE(is_safe_name("bell\a"));
   EXPECT_FALSE(is_safe_name("del\x7f"));
+}
+
+TEST(TransferMessagesTest, AcceptGoldenBytesAndFlags) {
+  Accept a;
+  a.resume_offset = 0x10;
+  a.prefix_sha256.fill(0xcd);
+  a.existing = true;
+  const std::string bytes = frame_of(a);
+  ASSERT_EQ(bytes.size(), 5u + 8 + 32 + 1);
+  EXPECT_EQ(bytes.substr(0, 13), std::string("\x02\x00\x00\x00\x29\0\0\0\0\0\0\0\x10", 13));
+  EXPECT_EQ(bytes.back(), '\x01');
+  auto got = decode_frame(bytes);
+  ASSERT_TRUE(got);
+  EXPECT_TRUE(std::get<Accept>(*got).existing);
+  EXPECT_EQ(std::get<Accept>(*got).resume_offset, 0x10u);
+
+  std::string bad = bytes;
+  bad.back() = '\x02';
+  got = decode_frame(bad);
+  ASSERT_FALSE(got);
+  EXPECT_EQ(got.error(), FrameError::BadEnum);
+  // A version 2 ACCEPT (no flags byte) is truncated.
+  got = decode(FrameType::Accept, std::string_view(bytes).substr(5, 40));
+  ASSERT_FALSE(got);
+  EXPECT_EQ(got.error(), FrameError::Truncated);
+}
+
+TEST(TransferMessagesTest, DeclineGoldenBytes) {
+  EXPECT_EQ(frame_of(Decline{}), std::string("\x08\0\0\0\0", 5));
+  const auto got = decode(FrameType::Decline, "x");
+  ASSERT_FALSE(got);
+  EXPECT_EQ(got.error(), FrameError::TrailingBytes);
+}
+
+TEST(TransferMessagesTest, OfferLayoutIsVersion2s) {
+  // A version 2 receiver must decode a version 3 OFFER to refuse it with
+  // REJECT BadVersion: same fields, same order, only the number differs.
+  Offer o;
+  o.name = "dir/a.txt";
+  o.size = 3;
+  const std::string bytes = frame_of(o);
+  EXPECT_EQ(bytes.size(), 5u + 4 + 2 + 2 + 9 + 8 + 32);
+  EXPECT_EQ(bytes.substr(9, 2), std::string("\x00\x03", 2));
+}
+
+TEST(TransferMessagesTest, SafePaths) {
+  EXPECT_TRUE(is_safe_path("a.txt"));
+  EXPECT_TRUE(is_safe_path("a/b/c.txt"));
+  EXPECT_TRUE(is_safe_path("dir/"));
+  EXPECT_TRUE(is_safe_path("a/b/"));
+  EXPECT_TRUE(is_safe_path("with space/x y.txt"));
+  EXPECT_TRUE(is_safe_path("..hidden/.dot/x.."));
+  EXPECT_TRUE(
+      is_safe_path("donn\xc3\xa9"
+                   "es/r\xc3\xa9sum\xc3\xa9 \xe2\x98\x83.txt"));  // UTF-8
+  std::string deep;
+  for (size_t i = 0; i < kMaxPathDepth; ++i) {
+    deep += (i ? "/" : "") + std::string("d");
+  }
+  EXPECT_TRUE(is_safe_path(deep));
+  EXPECT_TRUE(is_safe_path(deep + "/"));
+  EXPECT_FALSE(is_safe_path(deep + "/d"));  // one too deep
+  EXPECT_TRUE(is_safe_path("a/" + std::string(kMaxNameBytes, 'n')));
+  EXPECT_FALSE(is_safe_path("a/" + std::string(kMaxNameBytes + 1, 'n')));
+  std::string long_path;
+  while (long_path.size() + 200 <= kMaxPathBytes) {
+    long_path += std::string(199, 'l') + "/";
+  }
+  long_path += std::string(kMaxPathBytes - long_path.size(), 'z');
+  ASSERT_EQ(long_path.size(), kMaxPathBytes);
+  EXPECT_TRUE(is_safe_path(long_path));
+  EXPECT_FALSE(is_safe_path(long_path + "z"));
+
+  for (const std::string bad :
+       {"",      "/",      "//",     "/abs",        "/abs/",    "a//b",      "./a",
+        "a/./b", "a/../b", "..",     "../a",        "a/..",     ".",         "a/.",
+        "a//",   "a\\b",   "a/b\\c", "tab\there/x", "a/bell\a", "a/del\x7f", "a/\x1b[31m"}) {
+    EXPECT_FALSE(is_safe_path(bad)) << bad;
+  }
+  EXPECT_FALSE(is_safe_path(std::string("a/n\0ul", 6)));
+  EXPECT_FALSE(is_safe_path(std::string("a\0/b", 4)));
+}
+
+TEST(TransferMessagesTest, SplitPath) {
+  using V = std::vector<std::string_view>;
+  EXPECT_EQ(split_path("a/b/c.txt"), (V{"a", "b", "c.txt"}));
+  EXPECT_EQ(split_path("a/b/"), (V{"a", "b"}));
+  EXPECT_EQ(split_path("a"), (V{"a"}));
+  EXPECT_TRUE(split_path("").empty());
 }
 
 }  // namespace

@@ -1,0 +1,228 @@
+// PosixFileSink under the file-transfer receiver: trees are recreated below
+// the output directory and never anywhere else, whatever symlinks or files
+// were planted in the output tree. Real files in a temporary directory; the
+// two protocol endpoints talk in memory.
+
+#include "common/posix_file.hh"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "proto/file_receiver.hh"
+#include "proto/file_sender.hh"
+
+namespace tinytcp::apps {
+namespace {
+
+namespace fs = std::filesystem;
+
+class StringSource : public proto::FileSource {
+ public:
+  explicit StringSource(std::string data) : data_(std::move(data)) {}
+  uint64_t size() const override { return data_.size(); }
+  Expected<size_t, std::string> read(uint64_t offset, char* out, size_t n) override {
+    if (offset >= data_.size()) {
+      return size_t{0};
+    }
+    const size_t k = std::min<size_t>(n, data_.size() - offset);
+    data_.copy(out, k, offset);
+    return k;
+  }
+
+ private:
+  std::string data_;
+};
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void spit(const fs::path& p, const std::string& data) {
+  std::ofstream(p, std::ios::binary) << data;
+}
+
+// Every path below `dir`, relative, sorted.
+std::vector<std::string> listing(const fs::path& dir) {
+  std::vector<std::string> out;
+  for (const auto& e : fs::recursive_directory_iterator(dir)) {
+    out.push_back(fs::relative(e.path(), dir).string());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+class PosixFileSinkTest : public ::testing::Test {
+ protected:
+  PosixFileSinkTest() {
+    char tmpl[] = "/tmp/tt-sink-test.XXXXXX";
+    root_ = ::mkdtemp(tmpl);
+    out_ = root_ / "out";
+    outside_ = root_ / "outside";
+    fs::create_directories(out_);
+    fs::create_directories(outside_);
+  }
+  ~PosixFileSinkTest() override { fs::remove_all(root_); }
+
+  void pump(proto::FileSender& s, proto::FileReceiver& r) {
+    for (int i = 0; i < 100'000; ++i) {
+      bool moved = false;
+      if (const auto out = s.output(); !out.empty()) {
+        const std::string piece(out);
+        s.consume_output(piece.size());
+        r.on_input(piece);
+        moved = true;
+      }
+      if (const auto back = r.output(); !back.empty()) {
+        const std::string piece(back);
+        r.consume_output(piece.size());
+        s.on_input(piece);
+        moved = true;
+      }
+      if (!moved) {
+        return;
+      }
+    }
+  }
+
+  // One session: directory entries (ending in '/') and files.
+  std::vector<proto::FileSender::Outcome> send(
+      const std::vector<std::pair<std::string, std::string>>& entries, bool force = false) {
+    PosixFileSink sink(out_.string(), force);
+    proto::ReceiverPolicy policy;
+    policy.force = force;
+    proto::FileReceiver receiver(sink, policy);
+    proto::FileSender sender;
+    std::vector<proto::FileSender::Outcome> outcomes;
+    for (const auto& [path, data] : entries) {
+      StringSource source(data);
+      if (proto::is_directory_path(path)) {
+        sender.offer_directory(path);
+      } else {
+        sender.offer(source, path, sha256(path + data), /*confirm_identical=*/true);
+      }
+      pump(sender, receiver);
+      outcomes.push_back(sender.outcome());
+      EXPECT_EQ(sender.state(), proto::FileSender::State::Idle) << path;
+    }
+    sender.finish_stream();
+    pump(sender, receiver);
+    EXPECT_EQ(receiver.state(), proto::FileReceiver::State::Closed);
+    return outcomes;
+  }
+
+  static void expect_refused(const proto::FileSender::Outcome& o, proto::RejectReason why) {
+    EXPECT_FALSE(o.ok);
+    ASSERT_TRUE(o.rejected.has_value()) << o.error;
+    EXPECT_EQ(*o.rejected, why) << o.error;
+  }
+
+  fs::path root_, out_, outside_;
+};
+
+TEST_F(PosixFileSinkTest, RecreatesATree) {
+  const std::string unicode = "r\xc3\xa9sum\xc3\xa9 \xe2\x98\x83.txt";
+  const auto outcomes = send({{"t/", ""},
+                              {"t/empty/", ""},
+                              {"t/empty/nested/", ""},
+                              {"t/a.txt", "alpha"},
+                              {"t/sub dir/" + unicode, "unicode"},
+                              {"t/sub dir/zero", ""}});
+  for (const auto& o : outcomes) {
+    EXPECT_TRUE(o.ok) << o.error;
+  }
+  EXPECT_EQ(slurp(out_ / "t/a.txt"), "alpha");
+  EXPECT_EQ(slurp(out_ / "t/sub dir" / unicode), "unicode");
+  EXPECT_EQ(fs::file_size(out_ / "t/sub dir/zero"), 0u);
+  EXPECT_TRUE(fs::is_directory(out_ / "t/empty/nested"));
+  EXPECT_EQ(listing(out_),
+            (std::vector<std::string>{"t", "t/a.txt", "t/empty", "t/empty/nested", "t/sub dir",
+                                      "t/sub dir/" + unicode, "t/sub dir/zero"}));  // no .part left
+}
+
+TEST_F(PosixFileSinkTest, SymlinkToOutsideIsNeverFollowed) {
+  fs::create_directory_symlink(outside_, out_ / "t");  // the tree's root
+  fs::create_directories(out_ / "u");
+  fs::create_directory_symlink(outside_, out_ / "u/sub");         // deeper down
+  fs::create_directory_symlink("../../outside", out_ / "u/rel");  // relative
+  const auto outcomes = send({{"t/", ""},
+                              {"t/a.txt", "escaped?"},
+                              {"t/new/b.txt", "escaped?"},
+                              {"u/sub/c.txt", "escaped?"},
+                              {"u/sub/", ""},
+                              {"u/rel/d/e.txt", "escaped?"},
+                              {"u/fine.txt", "inside"}});
+  for (size_t i = 0; i + 1 < outcomes.size(); ++i) {
+    expect_refused(outcomes[i], proto::RejectReason::BadDirectory);
+    EXPECT_NE(outcomes[i].error.find("symlink"), std::string::npos) << outcomes[i].error;
+  }
+  EXPECT_TRUE(outcomes.back().ok) << outcomes.back().error;
+  EXPECT_TRUE(fs::is_empty(outside_));
+  EXPECT_EQ(slurp(out_ / "u/fine.txt"), "inside");
+}
+
+TEST_F(PosixFileSinkTest, SymlinkAsTheFileItselfIsNotWrittenThrough) {
+  spit(outside_ / "target", "precious");
+  fs::create_directories(out_ / "t");
+  fs::create_symlink(outside_ / "target", out_ / "t/link");
+  auto outcomes = send({{"t/link", "precious"}});  // same bytes, even
+  expect_refused(outcomes[0], proto::RejectReason::Exists);
+  // --force replaces the link itself, never the file it points to.
+  outcomes = send({{"t/link", "new"}}, /*force=*/true);
+  EXPECT_TRUE(outcomes[0].ok) << outcomes[0].error;
+  EXPECT_EQ(slurp(outside_ / "target"), "precious");
+  EXPECT_FALSE(fs::is_symlink(out_ / "t/link"));
+  EXPECT_EQ(slurp(out_ / "t/link"), "new");
+}
+
+TEST_F(PosixFileSinkTest, FileInTheWayOfADirectoryIsRefused) {
+  fs::create_directories(out_ / "t");
+  spit(out_ / "t/x", "a file");
+  const auto outcomes = send({{"t/x/", ""}, {"t/x/y", "data"}});
+  expect_refused(outcomes[0], proto::RejectReason::BadDirectory);
+  expect_refused(outcomes[1], proto::RejectReason::BadDirectory);
+  EXPECT_EQ(slurp(out_ / "t/x"), "a file");
+}
+
+TEST_F(PosixFileSinkTest, ExistingIdenticalFileIsConfirmedOthersRefused) {
+  fs::create_directories(out_ / "t");
+  spit(out_ / "t/same", "identical");
+  spit(out_ / "t/other", "differs!!");  // same size
+  const auto before = fs::last_write_time(out_ / "t/same");
+  const auto outcomes = send({{"t/same", "identical"}, {"t/other", "different"}});
+  EXPECT_TRUE(outcomes[0].ok) << outcomes[0].error;
+  EXPECT_TRUE(outcomes[0].already_present);
+  expect_refused(outcomes[1], proto::RejectReason::Exists);
+  EXPECT_EQ(slurp(out_ / "t/other"), "differs!!");
+  EXPECT_EQ(fs::last_write_time(out_ / "t/same"), before);
+}
+
+TEST_F(PosixFileSinkTest, PartialFileLivesNextToItsFinalName) {
+  PosixFileSink sink(out_.string(), false);
+  ASSERT_TRUE(sink.make_directory("t/sub"));
+  const auto id = sha256("id");
+  ASSERT_TRUE(sink.open("t/sub/f.bin", id));
+  ASSERT_TRUE(sink.write("abc"));
+  EXPECT_EQ(slurp(out_ / "t/sub" / PosixFileSink::partial_name("f.bin", id)), "abc");
+  ASSERT_TRUE(sink.commit());
+  EXPECT_EQ(slurp(out_ / "t/sub/f.bin"), "abc");
+  EXPECT_EQ(listing(out_ / "t/sub"), (std::vector<std::string>{"f.bin"}));
+  EXPECT_TRUE(sink.exists("t/sub/f.bin"));
+  EXPECT_EQ(sink.existing_size("t/sub/f.bin"), std::optional<uint64_t>(3));
+  EXPECT_FALSE(sink.exists("t/nope/f.bin"));
+  EXPECT_FALSE(sink.existing_size("t/sub"));  // a directory is no file
+}
+
+}  // namespace
+}  // namespace tinytcp::apps
