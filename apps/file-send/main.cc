@@ -54,6 +54,27 @@ std::string cc_name(const apps::TransportOptions& transport) {
                                            : apps::default_congestion_control(transport.transport);
 }
 
+// The event loop's side of `sender` on `stream`: bytes both ways, done once
+// the sender is idle (the file's outcome is known) or failed, and progress by
+// the bytes the receiver acknowledged, not those in our send buffer.
+apps::PumpIo sender_io(proto::FileSender& sender, apps::StreamConnection& stream,
+                       apps::Progress& progress) {
+  apps::PumpIo io;
+  io.output = [&sender] { return sender.output(); };
+  io.consume = [&sender](size_t n) { sender.consume_output(n); };
+  io.input = [&sender](std::string_view d) { sender.on_input(d); };
+  io.done = [&sender] {
+    return sender.state() == proto::FileSender::State::Idle ||
+           sender.state() == proto::FileSender::State::Failed;
+  };
+  io.tick = [&sender, &stream, &progress] {
+    const uint64_t queued = stream.unacknowledged();
+    const uint64_t acked = sender.position() > queued ? sender.position() - queued : 0;
+    progress.update(acked, sender.file_size(), stream.stats().retransmits);
+  };
+  return io;
+}
+
 // Sends every entry of `tree` in one session; prints a line per file and a
 // session summary. Returns the exit status.
 int send_tree(SendContext& ctx, const apps::TreeScan& tree) {
@@ -92,20 +113,7 @@ int send_tree(SendContext& ctx, const apps::TreeScan& tree) {
       }
     }
     apps::Progress progress(entry.path);
-    apps::PumpIo io;
-    io.output = [&] { return sender.output(); };
-    io.consume = [&](size_t n) { sender.consume_output(n); };
-    io.input = [&](std::string_view d) { sender.on_input(d); };
-    io.done = [&] {
-      return sender.state() == proto::FileSender::State::Idle ||
-             sender.state() == proto::FileSender::State::Failed;
-    };
-    io.tick = [&] {
-      const uint64_t queued = ctx.stream->unacknowledged();
-      const uint64_t acked = sender.position() > queued ? sender.position() - queued : 0;
-      progress.update(acked, sender.file_size(), ctx.stream->stats().retransmits);
-    };
-    const auto pumped = ctx.stream->pump(io, ctx.idle);
+    const auto pumped = ctx.stream->pump(sender_io(sender, *ctx.stream, progress), ctx.idle);
     progress.clear();
     const auto& outcome = sender.outcome();
     bytes_sent += outcome.bytes_sent;
@@ -171,10 +179,8 @@ int send_tree(SendContext& ctx, const apps::TreeScan& tree) {
   }
   if (sender.state() == proto::FileSender::State::Idle) {
     sender.finish_stream();
-    apps::PumpIo io;
-    io.output = [&] { return sender.output(); };
-    io.consume = [&](size_t n) { sender.consume_output(n); };
-    io.input = [&](std::string_view d) { sender.on_input(d); };
+    apps::Progress quiet("");
+    apps::PumpIo io = sender_io(sender, *ctx.stream, quiet);
     io.done = [&] { return sender.output().empty(); };
     io.tick = [] {};
     ctx.stream->pump(io, ctx.idle);
@@ -309,22 +315,9 @@ int run(int argc, char** argv) {
   proto::FileSender sender(&hash);
   sender.offer(*source, name, file_id);
   apps::Progress progress(name);
-  apps::PumpIo io;
-  io.output = [&] { return sender.output(); };
-  io.consume = [&](size_t n) { sender.consume_output(n); };
-  io.input = [&](std::string_view d) { sender.on_input(d); };
-  io.done = [&] {
-    return sender.state() == proto::FileSender::State::Idle ||
-           sender.state() == proto::FileSender::State::Failed;
-  };
-  io.tick = [&] {
-    // The receiver has what it acknowledged, not what sits in our send buffer.
-    const uint64_t queued = stream->unacknowledged();
-    const uint64_t acked = sender.position() > queued ? sender.position() - queued : 0;
-    progress.update(acked, sender.file_size(), stream->stats().retransmits);
-  };
   const Duration idle =
       std::chrono::duration_cast<Duration>(std::chrono::duration<double>(idle_timeout));
+  apps::PumpIo io = sender_io(sender, *stream, progress);
   auto pumped = stream->pump(io, idle);
   progress.clear();
   if (sender.state() == proto::FileSender::State::Idle) {

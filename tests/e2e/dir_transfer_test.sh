@@ -10,39 +10,7 @@ set -euo pipefail
 BIN=${1:?usage: $0 BIN_DIR}
 WORK=$(mktemp -d /tmp/tt-e2e-dir.XXXXXX)
 PIDS=()
-cleanup() {
-  for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
-
-free_port() {
-  python3 - <<'PY'
-import socket
-while True:
-    u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    u.bind(("127.0.0.1", 0))
-    port = u.getsockname()[1]
-    t = socket.socket()
-    try:
-        t.bind(("127.0.0.1", port))
-        print(port)
-        break
-    except OSError:
-        pass
-    finally:
-        t.close()
-        u.close()
-PY
-}
-wait_listen() {
-  for _ in $(seq 200); do
-    if grep -q "listening on port $1" "$WORK/recv.err" 2>/dev/null; then return 0; fi
-    sleep 0.05
-  done
-  fail "receiver did not listen on $1: $(cat "$WORK/recv.err")"
-}
+. "$(dirname "$0")/lib.sh"
 start_recv() {  # port, extra args...
   local port=$1; shift
   "$BIN/file-recv" --listen "$port" --output "$WORK/out" --transport "$T" --once "$@" \
