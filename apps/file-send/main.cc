@@ -259,6 +259,13 @@ int run(int argc, char** argv) {
   }
   const double t0 = apps::monotonic_seconds();
   std::error_code ec;
+  // Bounded by --connect-timeout; called once the local input is known good,
+  // so a missing file is reported without waiting for the receiver.
+  const auto connect = [&] {
+    return apps::connect_stream(
+        *transport, peer,
+        std::chrono::duration_cast<Duration>(std::chrono::duration<double>(connect_timeout)));
+  };
   if (std::filesystem::is_directory(path, ec)) {
     SendContext ctx;
     ctx.transport = *transport;
@@ -281,9 +288,7 @@ int run(int argc, char** argv) {
     }
     std::unique_ptr<apps::StreamConnection> stream;
     try {
-      stream = apps::connect_stream(
-          *transport, peer,
-          std::chrono::duration_cast<Duration>(std::chrono::duration<double>(connect_timeout)));
+      stream = connect();
     } catch (const std::exception& e) {
       return fail(kUnreachable, e.what());
     }
@@ -304,9 +309,7 @@ int run(int argc, char** argv) {
 
   std::unique_ptr<apps::StreamConnection> stream;
   try {
-    stream = apps::connect_stream(
-        *transport, peer,
-        std::chrono::duration_cast<Duration>(std::chrono::duration<double>(connect_timeout)));
+    stream = connect();
   } catch (const std::exception& e) {
     return fail(kUnreachable, e.what());
   }
