@@ -106,7 +106,19 @@ void PosixFileSink::close_current() {
 }
 
 std::string PosixFileSink::partial_name(std::string_view name, const Sha256Digest& sha256) {
-  return fmt::format(".{}.{}.part", name, to_hex(sha256).substr(0, 16));
+  const std::string id = to_hex(sha256).substr(0, 16);
+  // "." + name + "." + 16 hex + ".part" must fit NAME_MAX (255 bytes) for
+  // every name the protocol allows (up to 255 bytes): a long name keeps its
+  // first bytes and adds 8 hex of its own SHA-256, so two long names with the
+  // same beginning still get different partial files.
+  constexpr size_t kNameMax = 255;
+  constexpr size_t kOverhead = 1 + 1 + 16 + 5;  // ".", ".", id, ".part"
+  if (name.size() + kOverhead <= kNameMax) {
+    return fmt::format(".{}.{}.part", name, id);
+  }
+  constexpr size_t kTag = 1 + 8;  // "~" + 8 hex
+  const std::string_view head = name.substr(0, kNameMax - kOverhead - kTag);
+  return fmt::format(".{}~{}.{}.part", head, to_hex(tinytcp::sha256(name)).substr(0, 8), id);
 }
 
 int PosixFileSink::open_directory(std::string_view path, size_t levels, bool create,

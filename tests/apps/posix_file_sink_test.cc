@@ -224,5 +224,25 @@ TEST_F(PosixFileSinkTest, PartialFileLivesNextToItsFinalName) {
   EXPECT_FALSE(sink.existing_size("t/sub"));  // a directory is no file
 }
 
+TEST_F(PosixFileSinkTest, LongestNamesGetAPartialFileThatFitsNameMax) {
+  // A 255-byte base name (the protocol's limit, and NAME_MAX) plus the partial
+  // file's prefix and suffix would not fit; two such names that differ only at
+  // the end must still not share a partial file.
+  const std::string a = std::string(254, 'n') + "a";
+  const std::string b = std::string(254, 'n') + "b";
+  const auto id = sha256("id");
+  EXPECT_LE(PosixFileSink::partial_name(a, id).size(), 255u);
+  EXPECT_NE(PosixFileSink::partial_name(a, id), PosixFileSink::partial_name(b, id));
+  EXPECT_EQ(PosixFileSink::partial_name("f.bin", id),
+            ".f.bin." + to_hex(id).substr(0, 16) + ".part");
+  const auto outcomes = send({{"d/" + a, "first"}, {"d/" + b, "second"}});
+  ASSERT_EQ(outcomes.size(), 2u);
+  EXPECT_TRUE(outcomes[0].ok) << outcomes[0].error;
+  EXPECT_TRUE(outcomes[1].ok) << outcomes[1].error;
+  EXPECT_EQ(slurp(out_ / "d" / a), "first");
+  EXPECT_EQ(slurp(out_ / "d" / b), "second");
+  EXPECT_EQ(listing(out_ / "d"), (std::vector<std::string>{a, b}));
+}
+
 }  // namespace
 }  // namespace tinytcp::apps
