@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the fuzz preset (clang, libFuzzer, ASan + UBSan) and runs every fuzz
 # target for SECONDS seconds each (default 30). A crash fails the script and
-# leaves the reproducer in build/fuzz/artifacts/.
+# leaves the reproducer in build/fuzz/artifacts/. Inputs that once crashed a
+# target live in tests/fuzz/regressions/<target>/ and are replayed first.
 #   ./scripts/fuzz.sh [SECONDS] [target-filter]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -18,6 +19,16 @@ for bin in build/fuzz/bin/fuzz_*; do
     continue
   fi
   mkdir -p "build/fuzz/corpus/$name"
+  regressions="tests/fuzz/regressions/$name"
+  if [ -d "$regressions" ]; then
+    echo "fuzz: $name replays $(find "$regressions" -type f | wc -l) regression input(s)"
+    if ! "$bin" -runs=0 "$regressions"/* >"build/fuzz/$name.regressions.log" 2>&1; then
+      echo "fuzz: $name FAILED on a regression input (log: build/fuzz/$name.regressions.log)" >&2
+      tail -30 "build/fuzz/$name.regressions.log" >&2
+      status=1
+      continue
+    fi
+  fi
   echo "fuzz: $name for ${seconds}s"
   if ! "$bin" -max_total_time="$seconds" -print_final_stats=0 \
       -artifact_prefix="build/fuzz/artifacts/$name-" "build/fuzz/corpus/$name" \

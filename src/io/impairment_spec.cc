@@ -111,6 +111,32 @@ std::optional<uint64_t> count(std::string_view text, bool allow_suffix) {
   return std::strtoull(std::string(text).c_str(), nullptr, 10) * scale;
 }
 
+// The shortest text that reads back as `v`, in the plain decimal form that
+// number() accepts: fmt's shortest round-trip digits, with an exponent
+// ("1e-52") written out as leading zeros, so tiny probabilities stay readable.
+std::string plain_decimal(double v) {
+  const std::string shortest = fmt::format("{}", v);
+  const size_t e = shortest.find('e');
+  if (e == std::string::npos) {
+    return shortest;
+  }
+  std::string digits;
+  for (const char ch : shortest.substr(0, e)) {
+    if (ch != '.') {
+      digits += ch;
+    }
+  }
+  const int exponent = std::atoi(shortest.c_str() + e + 1);
+  if (exponent < 0) {
+    return "0." + std::string(static_cast<size_t>(-exponent - 1), '0') + digits;
+  }
+  const auto whole = static_cast<size_t>(exponent) + 1;
+  if (digits.size() <= whole) {
+    return digits + std::string(whole - digits.size(), '0');
+  }
+  return digits.substr(0, whole) + "." + digits.substr(whole);
+}
+
 std::string format_duration(Duration d) {
   const int64_t ns = d.count();
   if (ns % 1'000'000'000 == 0) {
@@ -203,7 +229,7 @@ Expected<ImpairmentConfig, std::string> parse_impairment(std::string_view spec) 
 std::string format_impairment(const ImpairmentConfig& c) {
   std::vector<std::string> items;
   const ImpairmentConfig defaults;
-  const auto p = [](double v) { return fmt::format("{}", v); };
+  const auto p = [](double v) { return plain_decimal(v); };
   if (c.loss > 0.0) {
     items.push_back("loss=" + p(c.loss));
   }

@@ -111,5 +111,23 @@ TEST(ImpairmentSpecTest, FormatRoundTrips) {
   }
 }
 
+// fmt's shortest form of a small double is "1e-05", which the spec grammar
+// (plain decimals only) would not read back; the formatter writes it out.
+TEST(ImpairmentSpecTest, TinyProbabilitiesRoundTripInPlainDecimal) {
+  for (const char* spec :
+       {"loss=0.00001", "reorder=0.0000000000000000000000000000000000000000000000000001",
+        "duplicate=0.000012345", "burst=0.0000001/0.5/0/1"}) {
+    const auto c = parse_ok(spec);
+    const std::string text = format_impairment(c);
+    EXPECT_EQ(text.find_first_of("eE", text.find('=')), std::string::npos) << text;
+    const auto again = parse_ok(text);
+    EXPECT_EQ(format_impairment(again), text);
+    EXPECT_EQ(again.loss, c.loss);
+    EXPECT_EQ(again.reorder, c.reorder);
+    EXPECT_EQ(again.duplicate, c.duplicate);
+  }
+  EXPECT_EQ(format_impairment(parse_ok("loss=0.00001")), "loss=0.00001");
+}
+
 }  // namespace
 }  // namespace tinytcp::io
