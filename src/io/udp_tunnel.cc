@@ -115,7 +115,7 @@ UdpTunnel::UdpTunnel(const UdpTunnelConfig& config)
   }
 
   const size_t n = config_.batch;
-  receive_buffer_.resize(n * config_.receive_slot_bytes);
+  receive_buffer_.reset(new char[n * config_.receive_slot_bytes]);
   receive_msgs_.resize(n);
   receive_iovs_.resize(n);
   receive_from_.resize(n);
@@ -154,7 +154,7 @@ size_t UdpTunnel::receive_batch(const PacketHandler& on_packet, size_t max_packe
   while (handed_up < max_packets) {
     const size_t want = std::min(config_.batch, max_packets - handed_up);
     for (size_t i = 0; i < want; ++i) {
-      receive_iovs_[i].iov_base = receive_buffer_.data() + i * config_.receive_slot_bytes;
+      receive_iovs_[i].iov_base = receive_buffer_.get() + i * config_.receive_slot_bytes;
       receive_iovs_[i].iov_len = config_.receive_slot_bytes;
       msghdr& h = receive_msgs_[i].msg_hdr;
       h = msghdr{};

@@ -38,12 +38,16 @@ uint64_t ByteStream::push(std::string_view data) {
   copy_in(0, data.substr(0, n));
   size_ += n;
   bytes_pushed_ += n;
+  ahead_ = ahead_ > n ? ahead_ - n : 0;
   return n;
 }
 
 void ByteStream::write_ahead(uint64_t offset, std::string_view data) {
   TINYTCP_DCHECK(offset + data.size() <= available_capacity());
   copy_in(offset, data);
+  if (!data.empty() && offset + data.size() > ahead_) {
+    ahead_ = offset + data.size();
+  }
 }
 
 void ByteStream::commit(uint64_t n) {
@@ -53,6 +57,7 @@ void ByteStream::commit(uint64_t n) {
   }
   size_ += n;
   bytes_pushed_ += n;
+  ahead_ = ahead_ > n ? ahead_ - n : 0;
 }
 
 void ByteStream::close() {

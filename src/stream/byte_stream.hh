@@ -13,6 +13,11 @@
 // Out-of-order writes: the Reassembler stores bytes that arrive ahead of the
 // write end directly in the ring at their final position (`write_ahead`) and
 // makes them readable with `commit`, so no byte is copied twice.
+//
+// A stream that empties while nothing waits ahead of the write end starts
+// again at the front of the ring. A reader that keeps up then works in the
+// first few hundred KiB of a multi-MiB ring, which stay cached and mapped,
+// instead of walking (and page-faulting) through all of it.
 
 #include <cstddef>
 #include <cstdint>
@@ -76,6 +81,9 @@ class ByteStream {
     }
     size_ -= n;
     bytes_popped_ += n;
+    if (size_ == 0 && ahead_ == 0) {
+      head_ = 0;
+    }
   }
   uint64_t bytes_buffered() const { return size_; }
   uint64_t bytes_popped() const { return bytes_popped_; }
@@ -92,6 +100,9 @@ class ByteStream {
   std::unique_ptr<char[]> buffer_;
   uint64_t head_ = 0;  // ring index of the first buffered byte
   uint64_t size_ = 0;  // bytes buffered
+  // Bytes past the write end that write_ahead() may have filled: the ring may
+  // start over at the front only when this is 0.
+  uint64_t ahead_ = 0;
   uint64_t bytes_pushed_ = 0;
   uint64_t bytes_popped_ = 0;
   bool closed_ = false;

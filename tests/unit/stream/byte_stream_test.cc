@@ -123,11 +123,51 @@ TEST(ByteStreamTest, WriteAheadThenCommit) {
 TEST(ByteStreamTest, WriteAheadAcrossWrap) {
   ByteStream s(5);
   s.push("abcd");
-  s.pop(4);                 // head at 4, empty
+  s.pop(3);                 // head at 3, "d" buffered (not empty: no rewind)
   s.write_ahead(1, "xyz");  // ring 0,1,2
   s.write_ahead(0, "w");    // ring 4
   s.commit(4);
-  EXPECT_EQ(read_all(s), "wxyz");
+  EXPECT_EQ(read_all(s), "dwxyz");
+}
+
+// An emptied stream starts again at the front of the ring: the next bytes are
+// contiguous from the ring's first byte, not split at the wrap point.
+TEST(ByteStreamTest, EmptiedStreamStartsAtTheFront) {
+  ByteStream s(8);
+  const char* front = s.peek().data();
+  s.push("abcdef");
+  s.pop(6);
+  s.push("ghijk");  // without the rewind: ring 6,7,0,1,2, peek "gh"
+  EXPECT_EQ(s.peek(), "ghijk");
+  EXPECT_EQ(s.peek().data(), front);
+}
+
+// Bytes written ahead of an empty stream stay where they are: the stream must
+// not rewind under them.
+TEST(ByteStreamTest, EmptiedStreamKeepsBytesWrittenAhead) {
+  ByteStream s(8);
+  s.push("ab");
+  s.write_ahead(1, "yz");  // one byte of gap after "ab"
+  s.pop(2);                // empty, but "yz" waits ahead
+  s.write_ahead(0, "x");
+  s.commit(3);
+  EXPECT_EQ(read_all(s), "xyz");
+  s.push("q");  // now empty before it and nothing ahead: from the front again
+  EXPECT_EQ(read_all(s), "q");
+}
+
+// Committing or pushing past bytes written ahead uses them up: a later
+// emptying rewinds again.
+TEST(ByteStreamTest, RewindsAgainOnceWrittenAheadBytesAreCommitted) {
+  ByteStream s(8);
+  const char* front = s.peek().data();
+  s.push("abc");
+  s.write_ahead(2, "e");  // ahead of the write end by 3
+  s.push("cd");           // now 1 byte of it ahead
+  s.commit(1);            // "e" readable
+  EXPECT_EQ(read_all(s), "abccde");
+  s.push("z");
+  EXPECT_EQ(s.peek().data(), front);
 }
 
 TEST(ByteStreamTest, CapacityZeroTakesNothing) {
