@@ -79,7 +79,11 @@ Sha256Digest PosixFileSource::file_id() {
   return hash.finish();
 }
 
-PosixFileSink::PosixFileSink(std::string dir, bool force) : dir_(std::move(dir)), force_(force) {
+PosixFileSink::PosixFileSink(std::string dir, bool force)
+    : dir_(std::move(dir)),
+      force_(force),
+      writer_([this](std::string_view chunk) { write_chunk(chunk); }, kWriteChunkBytes,
+              kMaxWriteChunks) {
   dir_fd_ = ::open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dir_fd_ < 0) {
     const int error = errno;
@@ -95,6 +99,7 @@ PosixFileSink::~PosixFileSink() {
 }
 
 void PosixFileSink::close_current() {
+  writer_.drain();
   if (fd_ >= 0) {
     ::close(fd_);
     fd_ = -1;
@@ -259,7 +264,10 @@ uint64_t PosixFileSink::free_space() {
 
 Expected<proto::PartialFile, std::string> PosixFileSink::open(std::string_view path,
                                                               const Sha256Digest& sha256) {
-  close_current();
+  close_current();  // the worker is idle from here on
+  write_failed_.store(false, std::memory_order_relaxed);
+  write_error_.clear();
+  unsynced_ = 0;
   std::string why;
   leaf_fd_ = open_directory(path, parent_levels(path), true, why);
   if (leaf_fd_ < 0) {
@@ -293,6 +301,9 @@ Expected<proto::PartialFile, std::string> PosixFileSink::open(std::string_view p
 }
 
 Expected<bool, std::string> PosixFileSink::hash_prefix(uint64_t n, proto::ContentHash& hash) {
+  if (const auto drained = drain_writes(); !drained) {
+    return drained;
+  }
   std::string buf(kHashChunk, '\0');
   uint64_t at = 0;
   while (at < n) {
@@ -312,6 +323,9 @@ Expected<bool, std::string> PosixFileSink::hash_prefix(uint64_t n, proto::Conten
 }
 
 Expected<bool, std::string> PosixFileSink::truncate(uint64_t n) {
+  if (const auto drained = drain_writes(); !drained) {
+    return drained;
+  }
   if (::ftruncate(fd_, static_cast<off_t>(n)) != 0 ||
       ::lseek(fd_, static_cast<off_t>(n), SEEK_SET) < 0) {
     return make_unexpected(fmt::format("cannot truncate {}: {}", partial_path_, errno_text(errno)));
@@ -320,14 +334,35 @@ Expected<bool, std::string> PosixFileSink::truncate(uint64_t n) {
 }
 
 Expected<bool, std::string> PosixFileSink::write(std::string_view data) {
+  if (write_failed_.load(std::memory_order_acquire)) {
+    return make_unexpected(write_error_);
+  }
+  writer_.append(data);
+  return true;
+}
+
+Expected<bool, std::string> PosixFileSink::drain_writes() {
+  writer_.drain();
+  if (write_failed_.load(std::memory_order_acquire)) {
+    return make_unexpected(write_error_);
+  }
+  return true;
+}
+
+void PosixFileSink::write_chunk(std::string_view data) {
+  if (write_failed_.load(std::memory_order_relaxed) || fd_ < 0) {
+    return;  // after a failure nothing more: the partial file stays a prefix
+  }
   while (!data.empty()) {
     const ssize_t n = ::write(fd_, data.data(), data.size());
     if (n < 0) {
       if (errno == EINTR) {
         continue;
       }
-      return make_unexpected(
-          fmt::format("{}: {} (partial file kept for resume)", partial_path_, errno_text(errno)));
+      write_error_ =
+          fmt::format("{}: {} (partial file kept for resume)", partial_path_, errno_text(errno));
+      write_failed_.store(true, std::memory_order_release);
+      return;
     }
     data.remove_prefix(static_cast<size_t>(n));
     unsynced_ += static_cast<uint64_t>(n);
@@ -339,10 +374,12 @@ Expected<bool, std::string> PosixFileSink::write(std::string_view data) {
     ::sync_file_range(fd_, 0, 0, SYNC_FILE_RANGE_WRITE);
     unsynced_ = 0;
   }
-  return true;
 }
 
 Expected<bool, std::string> PosixFileSink::commit() {
+  if (const auto drained = drain_writes(); !drained) {
+    return drained;
+  }
   if (::fsync(fd_) != 0) {
     return make_unexpected(fmt::format("fsync {}: {}", partial_path_, errno_text(errno)));
   }

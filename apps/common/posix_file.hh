@@ -6,15 +6,25 @@
 // protocol has verified the whole file's SHA-256; an interrupted transfer
 // leaves the partial file for the next run to resume.
 //
+// The sink's writes go through a ChunkWorker: write() copies the bytes into
+// a chunk and returns, and a worker thread writes chunks into the page cache
+// (and starts their writeback), so the event loop that called write() does
+// not spend a fifth of its time in the kernel's write path. A write that
+// fails is reported by the next write() or by commit(); nothing after it is
+// written, so the partial file stays a prefix of the data for resume. Every
+// other call waits for the pending writes first.
+//
 // The sink opens the output directory once and reaches everything below it
 // with openat/mkdirat/renameat relative to directory descriptors, one path
 // component at a time with O_NOFOLLOW|O_DIRECTORY: a symlink planted in the
 // output tree (or a file where a directory should be) makes the offer fail,
 // never a write outside the output directory.
 
+#include <atomic>
 #include <optional>
 #include <string>
 
+#include "common/chunk_worker.hh"
 #include "proto/file_source.hh"
 
 namespace tinytcp::apps {
@@ -40,6 +50,9 @@ class PosixFileSource : public proto::FileSource {
 
 class PosixFileSink : public proto::FileSink {
  public:
+  static constexpr size_t kWriteChunkBytes = 256 * 1024;
+  static constexpr size_t kMaxWriteChunks = 16;  // 4 MiB waiting at most
+
   // `dir` must exist and be a directory; throws std::runtime_error otherwise.
   PosixFileSink(std::string dir, bool force);
   ~PosixFileSink() override;
@@ -62,6 +75,9 @@ class PosixFileSink : public proto::FileSink {
   static std::string partial_name(std::string_view name, const Sha256Digest& sha256);
 
  private:
+  // Waits for the pending writes; then the first failure, if any.
+  Expected<bool, std::string> drain_writes();
+  void write_chunk(std::string_view chunk);  // on the worker thread
   void close_current();
   // The directory holding `path`'s last component (`levels` = how many of
   // its components are directories to walk), as an fd the caller closes;
@@ -77,9 +93,14 @@ class PosixFileSink : public proto::FileSink {
   std::string base_name_;
   std::string partial_base_;
   static constexpr uint64_t kWritebackEvery = 8 << 20;
-  uint64_t unsynced_ = 0;  // bytes written since writeback was last started
+  uint64_t unsynced_ = 0;  // the worker's: bytes written since writeback started
   std::string final_path_;
   std::string partial_path_;
+  // Set by the worker (after write_error_) when a write fails; cleared by
+  // open() once the worker is idle.
+  std::atomic<bool> write_failed_{false};
+  std::string write_error_;
+  ChunkWorker writer_;  // last: joined before the members it writes through
 };
 
 }  // namespace tinytcp::apps

@@ -1,94 +1,18 @@
 #include "common/threaded_hash.hh"
 
-#include <algorithm>
-#include <utility>
-
 namespace tinytcp::apps {
 
 ThreadedContentHash::ThreadedContentHash(size_t chunk_bytes, size_t max_chunks)
-    : chunk_bytes_(std::max<size_t>(chunk_bytes, 1)),
-      max_chunks_(std::max<size_t>(max_chunks, 1)),
-      worker_([this] { run(); }) {
-  current_.reserve(chunk_bytes_);
-}
-
-ThreadedContentHash::~ThreadedContentHash() {
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    stop_ = true;
-  }
-  work_.notify_one();
-  worker_.join();
-}
-
-void ThreadedContentHash::update(std::string_view data) {
-  while (!data.empty()) {
-    const size_t n = std::min(data.size(), chunk_bytes_ - current_.size());
-    current_.append(data.data(), n);
-    data.remove_prefix(n);
-    if (current_.size() == chunk_bytes_) {
-      std::unique_lock<std::mutex> lock(mutex_);
-      hand_over(lock);
-    }
-  }
-}
-
-void ThreadedContentHash::hand_over(std::unique_lock<std::mutex>& lock) {
-  if (current_.empty()) {
-    return;
-  }
-  if (queue_.size() >= max_chunks_) {
-    ++stalls_;
-    done_.wait(lock, [this] { return queue_.size() < max_chunks_; });
-  }
-  queue_.push_back(std::move(current_));
-  if (!spare_.empty()) {
-    current_ = std::move(spare_.back());
-    spare_.pop_back();
-  } else {
-    current_ = std::string();
-    current_.reserve(chunk_bytes_);
-  }
-  current_.clear();
-  work_.notify_one();
-}
-
-void ThreadedContentHash::wait_idle(std::unique_lock<std::mutex>& lock) {
-  hand_over(lock);
-  done_.wait(lock, [this] { return queue_.empty() && !busy_; });
-}
+    : worker_([this](std::string_view chunk) { sha_.update(chunk); }, chunk_bytes, max_chunks) {}
 
 Sha256Digest ThreadedContentHash::finish() {
-  std::unique_lock<std::mutex> lock(mutex_);
-  wait_idle(lock);
+  worker_.drain();
   return sha_.finish();
 }
 
 Sha256Digest ThreadedContentHash::peek() {
-  std::unique_lock<std::mutex> lock(mutex_);
-  wait_idle(lock);
+  worker_.drain();
   return sha_.peek();
-}
-
-void ThreadedContentHash::run() {
-  std::unique_lock<std::mutex> lock(mutex_);
-  for (;;) {
-    work_.wait(lock, [this] { return stop_ || !queue_.empty(); });
-    if (queue_.empty()) {
-      return;  // stop_, and nothing left to hash
-    }
-    std::string chunk = std::move(queue_.front());
-    queue_.pop_front();
-    busy_ = true;
-    done_.notify_all();  // room for another chunk
-    lock.unlock();
-    sha_.update(chunk);
-    lock.lock();
-    busy_ = false;
-    chunk.clear();
-    spare_.push_back(std::move(chunk));
-    done_.notify_all();
-  }
 }
 
 }  // namespace tinytcp::apps

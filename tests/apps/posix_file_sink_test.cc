@@ -5,9 +5,11 @@
 
 #include "common/posix_file.hh"
 
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -213,9 +215,11 @@ TEST_F(PosixFileSinkTest, PartialFileLivesNextToItsFinalName) {
   ASSERT_TRUE(sink.make_directory("t/sub"));
   const auto id = sha256("id");
   ASSERT_TRUE(sink.open("t/sub/f.bin", id));
-  ASSERT_TRUE(sink.write("abc"));
-  EXPECT_EQ(slurp(out_ / "t/sub" / PosixFileSink::partial_name("f.bin", id)), "abc");
+  const fs::path partial = out_ / "t/sub" / PosixFileSink::partial_name("f.bin", id);
+  EXPECT_TRUE(fs::exists(partial));
+  ASSERT_TRUE(sink.write("abc"));  // on the writer thread; commit() waits for it
   ASSERT_TRUE(sink.commit());
+  EXPECT_FALSE(fs::exists(partial));
   EXPECT_EQ(slurp(out_ / "t/sub/f.bin"), "abc");
   EXPECT_EQ(listing(out_ / "t/sub"), (std::vector<std::string>{"f.bin"}));
   EXPECT_TRUE(sink.exists("t/sub/f.bin"));
@@ -242,6 +246,58 @@ TEST_F(PosixFileSinkTest, LongestNamesGetAPartialFileThatFitsNameMax) {
   EXPECT_EQ(slurp(out_ / "d" / a), "first");
   EXPECT_EQ(slurp(out_ / "d" / b), "second");
   EXPECT_EQ(listing(out_ / "d"), (std::vector<std::string>{a, b}));
+}
+
+// A write the kernel refuses (here EFBIG from RLIMIT_FSIZE, as ENOSPC would
+// be on a full disk) happens on the writer thread after write() returned: it
+// reaches the protocol at a later write() or at commit(), the receiver answers
+// with a write error, the partial file holds only a prefix of the data and
+// the final name never appears; once the limit is gone the same send resumes.
+TEST_F(PosixFileSinkTest, WriteFailureOnTheWriterThreadKeepsAPrefixAndResumes) {
+  constexpr rlim_t kLimit = 100 * 1024;
+  std::string data(600 * 1024, '\0');
+  for (size_t i = 0; i < data.size(); ++i) {
+    data[i] = static_cast<char>(i * 7919 % 251);
+  }
+  rlimit before{};
+  ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &before), 0);
+  const auto old_handler = std::signal(SIGXFSZ, SIG_IGN);
+  rlimit limited = before;
+  limited.rlim_cur = kLimit;
+  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &limited), 0);
+  proto::FileSender::Outcome failed;
+  {
+    // Not send(), whose checks are for sessions that close normally: a write
+    // error found while data still arrives ends the session; one found only
+    // at commit() (every chunk was queued before the worker failed) is
+    // answered with RESULT and the session goes on. The sender sees a write
+    // error either way.
+    PosixFileSink sink(out_.string(), false);
+    proto::FileReceiver receiver(sink, proto::ReceiverPolicy{});
+    proto::FileSender sender;
+    StringSource source(data);
+    sender.offer(source, "big.bin", sha256("big.bin" + data), /*confirm_identical=*/true);
+    pump(sender, receiver);
+    failed = sender.outcome();
+  }
+  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &before), 0);
+  std::signal(SIGXFSZ, old_handler);
+
+  EXPECT_FALSE(failed.ok);
+  EXPECT_EQ(failed.result, std::optional<proto::ResultStatus>(proto::ResultStatus::WriteError))
+      << failed.error;
+  EXPECT_FALSE(fs::exists(out_ / "big.bin"));
+  const fs::path partial = out_ / PosixFileSink::partial_name("big.bin", sha256("big.bin" + data));
+  ASSERT_TRUE(fs::exists(partial));
+  const std::string held = slurp(partial);
+  EXPECT_LE(held.size(), kLimit);
+  EXPECT_EQ(held, data.substr(0, held.size()));
+
+  const auto again = send({{"big.bin", data}});
+  ASSERT_EQ(again.size(), 1u);
+  EXPECT_TRUE(again[0].ok) << again[0].error;
+  EXPECT_EQ(again[0].resumed_from, held.size());
+  EXPECT_EQ(slurp(out_ / "big.bin"), data);
 }
 
 }  // namespace
