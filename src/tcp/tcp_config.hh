@@ -64,6 +64,14 @@ struct TcpConfig {
   // file-transfer profile, where lost SYNs are expected, not a sign of a slow
   // path).
   Duration rto_after_syn_timeout = std::chrono::seconds(3);
+  // A retransmission timer of the SYN's own (or the SYN-ACK's): the first
+  // retry after `syn_rto`, then doubling, never later than the RTO would
+  // have retried. It leaves the RTT estimator alone, so data still starts
+  // with rto_initial (or the handshake's sample). On a path slower than
+  // `syn_rto` it costs a few spurious SYNs; on a lossy one a lost SYN costs
+  // tens of milliseconds instead of the initial RTO. Zero: the SYN uses the
+  // RTO like any segment (RFC 6298; the stack's default).
+  Duration syn_rto = Duration::zero();
   Duration user_timeout{0};  // 0: none (RFC 9293 §3.8.3)
 
   // RFC 1122 §4.2.3.2 / RFC 5681 §4.2 delayed ACK.

@@ -379,6 +379,55 @@ TEST_F(TcpSenderTest, RtoAfterSynTimeoutCanBeLeftAlone) {
   EXPECT_EQ(rto(), 2s) << "the backed-off RTO, not raised to 3 s";
 }
 
+// TcpConfig::syn_rto: the SYN retries after 20, 40, 80 ms... but never later
+// than the RTO would have (here linear at 100 ms, as in the file-transfer
+// profile).
+TEST_F(TcpSenderTest, SynHasItsOwnDoublingTimerCappedByTheRto) {
+  config.syn_rto = 20ms;
+  config.rto_initial = 100ms;
+  config.rto_min = 30ms;
+  config.linear_timeouts = 20;
+  make();
+  sender->push(now, sink());
+  expect_segment().syn();
+  for (const Duration wait : {20ms, 40ms, 80ms, 100ms, 100ms}) {
+    tick(wait - 1ms);
+    expect_nothing_sent();
+    tick(1ms);
+    expect_segment().syn().seqno(0);
+  }
+  EXPECT_EQ(sender->consecutive_retransmissions(), 5u);
+  EXPECT_EQ(rto(), 100ms) << "the RTT estimator is not touched by the SYN timer";
+}
+
+// Once the SYN is acknowledged, data runs on the RTO, not on the SYN timer.
+TEST_F(TcpSenderTest, DataAfterAFastSynRetryUsesTheRto) {
+  config.syn_rto = 20ms;
+  config.rto_initial = 100ms;
+  config.rto_min = 30ms;
+  config.rto_after_syn_timeout = Duration::zero();
+  config.linear_timeouts = 20;
+  config.nagle = false;
+  make();
+  sender->push(now, sink());
+  tick(20ms);
+  expect_segment().syn();
+  expect_segment().syn();
+  sender->set_peer_options(default_peer());
+  EXPECT_EQ(ack(1), AckResult::Advanced);  // ambiguous: no sample
+  push("a");
+  expect_segment().payload("a");
+  tick(100ms - 1ms);
+  expect_nothing_sent();
+  tick(1ms);
+  expect_segment().payload("a");
+}
+
+// Without syn_rto the SYN keeps RFC 6298's timer (RetransmitsSynWithBackoff).
+TEST_F(TcpSenderTest, SynRtoIsOffByDefault) {
+  EXPECT_EQ(TcpConfig{}.syn_rto, Duration::zero());
+}
+
 TEST_F(TcpSenderTest, GivesUpAfterMaxConsecutiveRetransmissions) {
   config.max_retransmissions = 3;
   establish();
