@@ -71,7 +71,12 @@ class StreamConnection {
   // closes, an error, or `idle_timeout` without progress.
   virtual PumpOutcome pump(const PumpIo& io, Duration idle_timeout) = 0;
   // Closes gracefully: what was written is delivered (waits at most `linger`).
-  virtual void close(Duration linger) = 0;
+  // The wait ends once our FIN is acknowledged or the peer's FIN arrived;
+  // with `until_fin_acked`, only once our FIN is acknowledged. The side that
+  // answers the other's FIN with its own and then exits (file-recv) needs
+  // that: if its FIN were lost and it had gone, the peer would retransmit
+  // its own FIN to nobody until its linger ran out.
+  virtual void close(Duration linger, bool until_fin_acked) = 0;
   virtual TransportStats stats() const = 0;
   // Bytes written to the stream that the peer has not acknowledged yet.
   virtual uint64_t unacknowledged() const = 0;

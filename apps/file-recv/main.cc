@@ -14,6 +14,7 @@
 // was verified and stored (or found already present and identical), 1
 // otherwise.
 
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 
@@ -32,6 +33,11 @@
 namespace {
 
 using namespace tinytcp;
+
+// How long a session's end may wait for our FIN to be acknowledged. If the
+// sender took our FIN and left, its last ACK lost, nobody will answer; the
+// transfer's outcome is settled by then, so this only delays the exit.
+constexpr Duration kCloseLinger = std::chrono::seconds(2);
 
 int run(int argc, char** argv) {
   CLI::App app{"Receive files from file-send; SHA-256 verified, atomic, resumable."};
@@ -100,9 +106,12 @@ int run(int argc, char** argv) {
     };
     const auto pumped = stream->pump(io, idle);
     progress.clear();
-    // The sender waits for our RESULT: linger until it is acknowledged.
-    stream->close(idle);
+    // The sender waits for our RESULT, and then for the end of the stream:
+    // linger until our FIN is acknowledged (bounded), so a lost FIN is
+    // retransmitted by us instead of leaving the sender to wait out its own
+    // linger against a receiver that has gone.
     const double seconds = apps::monotonic_seconds() - t0;
+    stream->close(std::min(idle, kCloseLinger), /*until_fin_acked=*/true);
 
     bool session_ok =
         !receiver.files().empty() && receiver.state() == proto::FileReceiver::State::Closed;

@@ -186,7 +186,7 @@ int send_tree(SendContext& ctx, const apps::TreeScan& tree) {
     io.tick = [] {};
     ctx.stream->pump(io, ctx.idle);
   }
-  ctx.stream->close(std::chrono::seconds(2));
+  ctx.stream->close(std::chrono::seconds(2), /*until_fin_acked=*/false);
   const auto info = ctx.stream->stats();
   const double seconds = apps::monotonic_seconds() - ctx.t0;
   const double mbps = seconds > 0 ? static_cast<double>(bytes_sent) / seconds / 1e6 : 0;
@@ -339,7 +339,7 @@ int run(int argc, char** argv) {
     stream->pump(io, idle);
   }
   // The result is in; the close only says goodbye, so it waits briefly.
-  stream->close(std::chrono::seconds(2));
+  stream->close(std::chrono::seconds(2), /*until_fin_acked=*/false);
   const auto info = stream->stats();
   const double seconds = apps::monotonic_seconds() - t0;
 
