@@ -106,11 +106,11 @@ int run(int argc, char** argv) {
     };
     const auto pumped = stream->pump(io, idle);
     progress.clear();
+    const double seconds = apps::monotonic_seconds() - t0;
     // The sender waits for our RESULT, and then for the end of the stream:
     // linger until our FIN is acknowledged (bounded), so a lost FIN is
     // retransmitted by us instead of leaving the sender to wait out its own
     // linger against a receiver that has gone.
-    const double seconds = apps::monotonic_seconds() - t0;
     stream->close(std::min(idle, kCloseLinger), /*until_fin_acked=*/true);
 
     bool session_ok =

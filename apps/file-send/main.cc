@@ -314,8 +314,7 @@ int run(int argc, char** argv) {
   try {
     stream = connect();
   } catch (const std::exception& e) {
-    file_id_future.wait();
-    return fail(kUnreachable, e.what());
+    return fail(kUnreachable, e.what());  // the future's destructor waits for the hash
   }
   Sha256Digest file_id{};
   try {

@@ -232,13 +232,13 @@ void TcpSender::transmit_range(uint64_t start, uint32_t length, bool syn, bool f
 
 void TcpSender::arm_rto(Instant now) {
   if (!rto_deadline_ && !persist_deadline_) {
-    rto_deadline_ = now + rtt_.rto();  // RFC 6298 §5.1
+    Duration timeout = rtt_.rto();  // RFC 6298 §5.1
     if (!syn_acked() && config_.syn_rto > Duration::zero()) {
       // The SYN's own timer (TcpConfig::syn_rto): syn_rto * 2^n, capped by the RTO.
       const uint32_t doublings = std::min<uint32_t>(consecutive_retransmissions_, 20);
-      const Duration syn_timeout = config_.syn_rto * (int64_t{1} << doublings);
-      rto_deadline_ = now + std::min(syn_timeout, rtt_.rto());
+      timeout = std::min(config_.syn_rto * (int64_t{1} << doublings), timeout);
     }
+    rto_deadline_ = now + timeout;
   }
 }
 

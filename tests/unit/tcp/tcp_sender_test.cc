@@ -423,11 +423,6 @@ TEST_F(TcpSenderTest, DataAfterAFastSynRetryUsesTheRto) {
   expect_segment().payload("a");
 }
 
-// Without syn_rto the SYN keeps RFC 6298's timer (RetransmitsSynWithBackoff).
-TEST_F(TcpSenderTest, SynRtoIsOffByDefault) {
-  EXPECT_EQ(TcpConfig{}.syn_rto, Duration::zero());
-}
-
 TEST_F(TcpSenderTest, GivesUpAfterMaxConsecutiveRetransmissions) {
   config.max_retransmissions = 3;
   establish();
