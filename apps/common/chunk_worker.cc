@@ -1,6 +1,8 @@
 #include "common/chunk_worker.hh"
 
 #include <algorithm>
+#include <cstring>
+#include <new>
 #include <utility>
 
 namespace tinytcp::apps {
@@ -9,8 +11,17 @@ ChunkWorker::ChunkWorker(Process process, size_t chunk_bytes, size_t max_chunks)
     : process_(std::move(process)),
       chunk_bytes_(std::max<size_t>(chunk_bytes, 1)),
       max_chunks_(std::max<size_t>(max_chunks, 1)),
-      worker_([this] { run(); }) {
-  current_.reserve(chunk_bytes_);
+      current_(new_chunk()),
+      worker_([this] { run(); }) {}
+
+ChunkWorker::Chunk ChunkWorker::new_chunk() const {
+  const size_t rounded = (chunk_bytes_ + kAlignment - 1) / kAlignment * kAlignment;
+  Chunk chunk;
+  chunk.bytes.reset(static_cast<char*>(std::aligned_alloc(kAlignment, rounded)));
+  if (!chunk.bytes) {
+    throw std::bad_alloc();
+  }
+  return chunk;
 }
 
 ChunkWorker::~ChunkWorker() {
@@ -25,18 +36,26 @@ ChunkWorker::~ChunkWorker() {
 
 void ChunkWorker::append(std::string_view data) {
   while (!data.empty()) {
-    const size_t n = std::min(data.size(), chunk_bytes_ - current_.size());
-    current_.append(data.data(), n);
+    // Up to the next multiple of chunk_bytes_ in the stream.
+    const size_t room = chunk_bytes_ - static_cast<size_t>(offset_ % chunk_bytes_);
+    const size_t n = std::min(data.size(), room);
+    std::memcpy(current_.bytes.get() + current_.size, data.data(), n);
+    current_.size += n;
+    offset_ += n;
     data.remove_prefix(n);
-    if (current_.size() == chunk_bytes_) {
+    if (n == room) {
       std::unique_lock<std::mutex> lock(mutex_);
       hand_over(lock);
     }
   }
 }
 
+void ChunkWorker::set_offset(uint64_t offset) {
+  offset_ = offset;
+}
+
 void ChunkWorker::hand_over(std::unique_lock<std::mutex>& lock) {
-  if (current_.empty()) {
+  if (current_.size == 0) {
     return;
   }
   if (queue_.size() >= max_chunks_) {
@@ -48,10 +67,9 @@ void ChunkWorker::hand_over(std::unique_lock<std::mutex>& lock) {
     current_ = std::move(spare_.back());
     spare_.pop_back();
   } else {
-    current_ = std::string();
-    current_.reserve(chunk_bytes_);
+    current_ = new_chunk();
   }
-  current_.clear();
+  current_.size = 0;
   work_.notify_one();
 }
 
@@ -68,15 +86,14 @@ void ChunkWorker::run() {
     if (queue_.empty()) {
       return;  // stop_, and nothing left to process
     }
-    std::string chunk = std::move(queue_.front());
+    Chunk chunk = std::move(queue_.front());
     queue_.pop_front();
     busy_ = true;
     done_.notify_all();  // room for another chunk
     lock.unlock();
-    process_(chunk);
+    process_(std::string_view(chunk.bytes.get(), chunk.size));
     lock.lock();
     busy_ = false;
-    chunk.clear();
     spare_.push_back(std::move(chunk));
     done_.notify_all();
   }

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <stdexcept>
 
@@ -79,9 +80,10 @@ Sha256Digest PosixFileSource::file_id() {
   return hash.finish();
 }
 
-PosixFileSink::PosixFileSink(std::string dir, bool force)
+PosixFileSink::PosixFileSink(std::string dir, bool force, bool direct_io)
     : dir_(std::move(dir)),
       force_(force),
+      direct_io_(direct_io),
       writer_([this](std::string_view chunk) { write_chunk(chunk); }, kWriteChunkBytes,
               kMaxWriteChunks) {
   dir_fd_ = ::open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -268,6 +270,7 @@ Expected<proto::PartialFile, std::string> PosixFileSink::open(std::string_view p
   write_failed_.store(false, std::memory_order_relaxed);
   write_error_.clear();
   unsynced_ = 0;
+  direct_on_ = false;
   std::string why;
   leaf_fd_ = open_directory(path, parent_levels(path), true, why);
   if (leaf_fd_ < 0) {
@@ -297,6 +300,8 @@ Expected<proto::PartialFile, std::string> PosixFileSink::open(std::string_view p
     close_current();
     return make_unexpected(fmt::format("cannot seek {}: {}", partial_path_, errno_text(error)));
   }
+  written_ = held;
+  writer_.set_offset(held);
   return proto::PartialFile{held};
 }
 
@@ -330,6 +335,8 @@ Expected<bool, std::string> PosixFileSink::truncate(uint64_t n) {
       ::lseek(fd_, static_cast<off_t>(n), SEEK_SET) < 0) {
     return make_unexpected(fmt::format("cannot truncate {}: {}", partial_path_, errno_text(errno)));
   }
+  written_ = n;
+  writer_.set_offset(n);
   return true;
 }
 
@@ -343,9 +350,22 @@ Expected<bool, std::string> PosixFileSink::write(std::string_view data) {
 
 Expected<bool, std::string> PosixFileSink::drain_writes() {
   writer_.drain();
+  use_direct(false);  // pread, ftruncate and the tail need no alignment
   if (write_failed_.load(std::memory_order_acquire)) {
     return make_unexpected(write_error_);
   }
+  return true;
+}
+
+bool PosixFileSink::use_direct(bool on) {
+  if (on == direct_on_ || fd_ < 0) {
+    return true;
+  }
+  const int flags = ::fcntl(fd_, F_GETFL);
+  if (flags < 0 || ::fcntl(fd_, F_SETFL, on ? flags | O_DIRECT : flags & ~O_DIRECT) != 0) {
+    return false;
+  }
+  direct_on_ = on;
   return true;
 }
 
@@ -354,9 +374,22 @@ void PosixFileSink::write_chunk(std::string_view data) {
     return;  // after a failure nothing more: the partial file stays a prefix
   }
   while (!data.empty()) {
-    const ssize_t n = ::write(fd_, data.data(), data.size());
+    // Whole blocks at a block-aligned offset, from block-aligned memory, go
+    // around the page cache; anything else through it.
+    const bool aligned = written_ % kDirectAlignment == 0 &&
+                         reinterpret_cast<uintptr_t>(data.data()) % kDirectAlignment == 0;
+    const size_t direct = direct_io_ && aligned ? data.size() / kDirectAlignment * kDirectAlignment : 0;
+    if (!use_direct(direct > 0)) {
+      direct_io_ = false;  // the file system has no O_DIRECT
+      continue;
+    }
+    const ssize_t n = ::write(fd_, data.data(), direct > 0 ? direct : data.size());
     if (n < 0) {
       if (errno == EINTR) {
+        continue;
+      }
+      if (errno == EINVAL && direct > 0) {
+        direct_io_ = false;  // refused for this file system or device: page cache from here
         continue;
       }
       write_error_ =
@@ -365,11 +398,18 @@ void PosixFileSink::write_chunk(std::string_view data) {
       return;
     }
     data.remove_prefix(static_cast<size_t>(n));
-    unsynced_ += static_cast<uint64_t>(n);
+    written_ += static_cast<uint64_t>(n);
+    if (direct > 0) {
+      direct_bytes_.fetch_add(static_cast<uint64_t>(n), std::memory_order_relaxed);
+    } else {
+      buffered_bytes_.fetch_add(static_cast<uint64_t>(n), std::memory_order_relaxed);
+      unsynced_ += static_cast<uint64_t>(n);
+    }
   }
-  // Start writeback every few MiB (without waiting for it), so the fsync
-  // before the rename has little left to do: a 1 GiB file would otherwise
-  // stall the event loop for long enough that the sender's RTO fires.
+  // Start writeback of what went through the page cache every few MiB
+  // (without waiting for it), so the fsync before the rename has little left
+  // to do: a 1 GiB file would otherwise stall the event loop for long enough
+  // that the sender's RTO fires.
   if (unsynced_ >= kWritebackEvery) {
     ::sync_file_range(fd_, 0, 0, SYNC_FILE_RANGE_WRITE);
     unsynced_ = 0;

@@ -2,7 +2,7 @@
 // file's SHA-256 before it appears under its final name.
 //
 //   file-recv --listen PORT --output DIR [--transport udp|tun|kernel] [--once]
-//             [--force] [--max-size BYTES] [--loss P ...] [--pcap F]
+//             [--force] [--buffered] [--max-size BYTES] [--loss P ...] [--pcap F]
 //
 // With --transport udp (the default) PORT is the UDP port of the tunnel and the
 // TCP port inside it; with tun the stack listens on the device's 169.254.N.9.
@@ -46,6 +46,7 @@ int run(int argc, char** argv) {
   apps::TransportFlags transport_flags;
   bool once = false;
   bool force = false;
+  bool buffered = false;
   uint64_t max_size = UINT64_MAX;
   double idle_timeout = 30;
   bool json = false;
@@ -60,6 +61,8 @@ int run(int argc, char** argv) {
   apps::add_transport_flags(app, transport_flags);
   app.add_flag("--once", once, "Exit after one session");
   app.add_flag("--force", force, "Overwrite existing files");
+  app.add_flag("--buffered", buffered,
+               "Write through the page cache (default: O_DIRECT where the file system has it)");
   app.add_option("--max-size", max_size, "Refuse files larger than this many bytes");
   app.add_option("--idle-timeout", idle_timeout, "Drop a sender silent for this many seconds")
       ->check(CLI::PositiveNumber);
@@ -84,7 +87,7 @@ int run(int argc, char** argv) {
   for (;;) {
     const auto stream = listener->accept();
     const double t0 = apps::monotonic_seconds();
-    apps::PosixFileSink sink(output, force);
+    apps::PosixFileSink sink(output, force, /*direct_io=*/!buffered);
     proto::ReceiverPolicy policy;
     policy.force = force;
     policy.max_size = max_size;

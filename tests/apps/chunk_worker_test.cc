@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <cstdint>
 #include <mutex>
 #include <random>
 #include <string>
@@ -101,6 +102,44 @@ TEST(ChunkWorkerTest, AppendWaitsWhenTheQueueIsFull) {
   w.drain();
   EXPECT_EQ(processed.load(), 500u);
   EXPECT_EQ(w.stalls(), 1u);
+}
+
+// Chunks are cut at multiples of the chunk size in the stream, counted from
+// set_offset(), and every chunk's memory is aligned: after a first, short
+// chunk up to the next boundary, each whole chunk starts on an aligned
+// offset at an aligned address, as O_DIRECT needs.
+TEST(ChunkWorkerTest, ChunksFollowTheStreamOffsetAndAreAligned) {
+  const std::string data = pattern(50'000);
+  std::string seen;
+  std::vector<size_t> sizes;
+  bool all_aligned = true;
+  ChunkWorker w(
+      [&](std::string_view chunk) {
+        seen.append(chunk);
+        sizes.push_back(chunk.size());
+        all_aligned = all_aligned &&
+                      reinterpret_cast<uintptr_t>(chunk.data()) % ChunkWorker::kAlignment == 0;
+      },
+      8192, 2);
+  w.set_offset(3 * 8192 + 100);  // resuming 100 bytes past a boundary
+  w.append(data.substr(0, 7));
+  w.append(data.substr(7));
+  w.drain();
+  EXPECT_EQ(seen, data);
+  EXPECT_TRUE(all_aligned);
+  ASSERT_EQ(sizes.size(), 7u);
+  EXPECT_EQ(sizes.front(), 8192u - 100);
+  for (size_t i = 1; i + 1 < sizes.size(); ++i) {
+    EXPECT_EQ(sizes[i], 8192u) << i;
+  }
+  EXPECT_EQ(sizes.back(), 50'000u - (8192 - 100) - 5 * 8192);
+
+  // After a drain the offset may be moved (a truncate): cutting follows it.
+  sizes.clear();
+  w.set_offset(8192 - 10);
+  w.append(data.substr(0, 30));
+  w.drain();
+  EXPECT_EQ(sizes, (std::vector<size_t>{10, 20}));
 }
 
 // The destructor processes what is left, the partial chunk included.
