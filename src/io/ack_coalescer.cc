@@ -86,27 +86,64 @@ bool has_dsack(const PureAck& a) {
          before_or_at(first.right, a.blocks[1].right);
 }
 
-// True when everything `older` said is in `newer`: its cumulative ACK, and each
-// SACK block either acknowledged by the newer cumulative ACK or inside one of
-// the newer blocks.
-bool covers(const PureAck& newer, const PureAck& older) {
-  if (!before_or_at(older.ack, newer.ack)) {
+// What the ACKs of one connection that stay in the batch tell the peer: the
+// newest cumulative ACK and the SACK blocks of every ACK kept so far (newest
+// first), up to kMaxKnownBlocks of them.
+constexpr size_t kMaxKnownBlocks = 32;
+// How many kept ACKs must name a block before an older ACK naming it goes.
+constexpr size_t kNamedBy = 2;
+struct FlowAcks {
+  PureAck newest;
+  std::array<SackBlock, kMaxKnownBlocks> known{};
+  size_t known_count = 0;
+
+  void learn(const PureAck& kept) {
+    if (!kept.exact) {
+      return;
+    }
+    // A D-SACK's first block reports a duplicate, not data held: left out.
+    for (size_t i = has_dsack(kept) ? 1 : 0; i < kept.block_count; ++i) {
+      if (known_count < known.size()) {
+        known[known_count++] = kept.blocks[i];
+      }
+    }
+  }
+};
+
+// True when everything `older` said reaches the peer anyway: its cumulative
+// ACK is at or below the newest one, and each of its SACK blocks is either
+// acknowledged by that or inside a block of an ACK that stays.
+bool covers(const FlowAcks& later, const PureAck& older) {
+  const PureAck& newest = later.newest;
+  if (!before_or_at(older.ack, newest.ack)) {
     return false;
   }
   if (!older.sack) {
     return true;
   }
-  if (!older.exact || !newer.exact || has_dsack(older)) {
+  if (!older.exact || !newest.exact || has_dsack(older)) {
     return false;
   }
   for (size_t i = 0; i < older.block_count; ++i) {
     const SackBlock& b = older.blocks[i];
-    bool covered = before_or_at(b.right, newer.ack);
-    for (size_t j = 0; j < newer.block_count && !covered; ++j) {
-      covered = before_or_at(newer.blocks[j].left, b.left) &&
-                before_or_at(b.right, newer.blocks[j].right);
+    if (before_or_at(b.right, newest.ack)) {
+      continue;
     }
-    if (!covered) {
+    // The newest ACK's blocks are the ones the next ACKs repeat: it alone
+    // suffices. A block it no longer lists has only the kept ACKs of this
+    // batch, and at high loss one of them may be lost too: two must name it.
+    size_t named = 0;
+    for (size_t j = 0; j < newest.block_count && named < kNamedBy; ++j) {
+      if (before_or_at(newest.blocks[j].left, b.left) &&
+          before_or_at(b.right, newest.blocks[j].right)) {
+        named = kNamedBy;
+      }
+    }
+    for (size_t j = 0; j < later.known_count && named < kNamedBy; ++j) {
+      named += before_or_at(later.known[j].left, b.left) &&
+               before_or_at(b.right, later.known[j].right);
+    }
+    if (named < kNamedBy) {
       return false;
     }
   }
@@ -147,8 +184,8 @@ PureAck inspect(std::string_view d) {
 }  // namespace
 
 size_t coalesce_acks(std::string_view* datagrams, size_t count) {
-  // Newest first: the latest pure ACK of each connection seen so far.
-  std::array<PureAck, kAckCoalescerMaxFlows> latest{};
+  // Walking newest first: per connection, what the ACKs kept so far say.
+  std::array<FlowAcks, kAckCoalescerMaxFlows> latest{};
   size_t flows = 0;
   std::array<bool, 1024> keep{};
   // Batches are bounded by the caller; past 1024 nothing is removed.
@@ -162,19 +199,21 @@ size_t coalesce_acks(std::string_view* datagrams, size_t count) {
       continue;
     }
     size_t f = 0;
-    while (f < flows && latest[f].flow != a.flow) {
+    while (f < flows && latest[f].newest.flow != a.flow) {
       ++f;
     }
     if (f == flows) {
       if (flows < latest.size()) {
-        latest[flows++] = a;
+        latest[flows++].newest = a;  // its blocks are checked apart from the rest
       }
       continue;
     }
     // A duplicate ACK without SACK counts toward fast retransmit: kept.
-    const bool duplicate_without_sack = latest[f].ack == a.ack && !a.sack;
+    const bool duplicate_without_sack = latest[f].newest.ack == a.ack && !a.sack;
     if (!duplicate_without_sack && covers(latest[f], a)) {
       keep[i] = false;
+    } else {
+      latest[f].learn(a);
     }
   }
   size_t kept = 0;

@@ -107,6 +107,47 @@ TEST_F(AckCoalescerTest, SackBlocksTheNewestNoLongerListsKeepTheirAck) {
   EXPECT_EQ(kept(), (Names{"a", "b"}));
 }
 
+// Heavy loss: each new hole pushes the oldest block out of the three that
+// fit. A block the newest ACK lists will be repeated by the next ACKs; one it
+// no longer lists must be named by two kept ACKs before an older ACK naming it
+// goes (one of them may be lost too). Of A; B,A; C,B,A; D,C,B; E,D,C the
+// oldest goes: A is named by the kept b and c.
+TEST_F(AckCoalescerTest, RotatedOutBlocksStayNamedTwice) {
+  add("a", sacks(1000, {{2000, 3000}}));
+  add("b", sacks(1000, {{4000, 5000}, {2000, 3000}}));
+  add("c", sacks(1000, {{6000, 7000}, {4000, 5000}, {2000, 3000}}));
+  add("d", sacks(1000, {{8000, 9000}, {6000, 7000}, {4000, 5000}}));
+  add("e", sacks(1000, {{10000, 11000}, {8000, 9000}, {6000, 7000}}));
+  EXPECT_EQ(kept(), (Names{"b", "c", "d", "e"}));
+}
+
+// One block growing while its hole stays open: the newest ACK lists it, so
+// every older ACK for it goes, however many there were.
+TEST_F(AckCoalescerTest, GrowingBlockNeedsOnlyTheNewest) {
+  add("a", sacks(1000, {{500, 900}, {2000, 3000}}));  // a D-SACK: stays
+  add("b", sacks(1000, {{2000, 4000}}));
+  add("c", sacks(1000, {{2000, 5000}}));
+  add("d", sacks(1000, {{2000, 6000}}));
+  EXPECT_EQ(kept(), (Names{"a", "d"}));
+}
+
+// A block the newest no longer lists and only one kept ACK names keeps its
+// older ACK too; named by two, the older one goes. A kept D-SACK's other
+// blocks count as naming.
+TEST_F(AckCoalescerTest, BlockNamedOnceKeepsItsOlderAck) {
+  add("a", sacks(1000, {{2000, 2500}}));
+  add("b", sacks(1000, {{2000, 3000}}));
+  add("c", sacks(1000, {{4000, 5000}}));
+  EXPECT_EQ(kept(), (Names{"a", "b", "c"}));
+  datagrams_.clear();
+  names_.clear();
+  add("a", sacks(1000, {{2000, 2500}}));
+  add("b", sacks(1000, {{2000, 3000}}));
+  add("x", sacks(1000, {{500, 900}, {2000, 3000}}));  // D-SACK below the ACK, then 2000-3000
+  add("c", sacks(1000, {{4000, 5000}}));
+  EXPECT_EQ(kept(), (Names{"b", "x", "c"}));
+}
+
 TEST_F(AckCoalescerTest, SackBlocksInsideNewerBlocksGiveWay) {
   add("a", sacks(1000, {{5000, 6000}, {7000, 7500}}));
   add("b", sacks(1000, {{7000, 8000}, {4000, 6500}}));
