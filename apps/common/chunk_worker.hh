@@ -79,7 +79,7 @@ class ChunkWorker {
   std::condition_variable done_;  // the caller waits for room or idleness
   std::deque<Chunk> queue_;
   std::vector<Chunk> spare_;  // processed chunks, reused
-  bool busy_ = false;               // the worker holds a chunk outside the lock
+  bool busy_ = false;         // the worker holds a chunk outside the lock
   bool stop_ = false;
   std::atomic<uint64_t> stalls_{0};  // read from any thread
 

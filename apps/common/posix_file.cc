@@ -378,7 +378,8 @@ void PosixFileSink::write_chunk(std::string_view data) {
     // around the page cache; anything else through it.
     const bool aligned = written_ % kDirectAlignment == 0 &&
                          reinterpret_cast<uintptr_t>(data.data()) % kDirectAlignment == 0;
-    const size_t direct = direct_io_ && aligned ? data.size() / kDirectAlignment * kDirectAlignment : 0;
+    const size_t direct =
+        direct_io_ && aligned ? data.size() / kDirectAlignment * kDirectAlignment : 0;
     if (!use_direct(direct > 0)) {
       direct_io_ = false;  // the file system has no O_DIRECT
       continue;

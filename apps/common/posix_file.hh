@@ -111,10 +111,10 @@ class PosixFileSink : public proto::FileSink {
   std::string partial_base_;
   static constexpr uint64_t kWritebackEvery = 8 << 20;
   // The worker's (the caller's while it is idle):
-  bool direct_io_;                // O_DIRECT still worth trying on this file system
-  bool direct_on_ = false;        // fd_ has O_DIRECT set
-  uint64_t written_ = 0;          // the file offset the next chunk is written at
-  uint64_t unsynced_ = 0;         // bytes written to the page cache since writeback started
+  bool direct_io_;          // O_DIRECT still worth trying on this file system
+  bool direct_on_ = false;  // fd_ has O_DIRECT set
+  uint64_t written_ = 0;    // the file offset the next chunk is written at
+  uint64_t unsynced_ = 0;   // bytes written to the page cache since writeback started
   std::atomic<uint64_t> direct_bytes_{0};
   std::atomic<uint64_t> buffered_bytes_{0};
   std::string final_path_;

@@ -140,8 +140,8 @@ bool covers(const FlowAcks& later, const PureAck& older) {
       }
     }
     for (size_t j = 0; j < later.known_count && named < kNamedBy; ++j) {
-      named += before_or_at(later.known[j].left, b.left) &&
-               before_or_at(b.right, later.known[j].right);
+      named +=
+          before_or_at(later.known[j].left, b.left) && before_or_at(b.right, later.known[j].right);
     }
     if (named < kNamedBy) {
       return false;

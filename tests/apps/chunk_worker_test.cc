@@ -117,8 +117,8 @@ TEST(ChunkWorkerTest, ChunksFollowTheStreamOffsetAndAreAligned) {
       [&](std::string_view chunk) {
         seen.append(chunk);
         sizes.push_back(chunk.size());
-        all_aligned = all_aligned &&
-                      reinterpret_cast<uintptr_t>(chunk.data()) % ChunkWorker::kAlignment == 0;
+        all_aligned =
+            all_aligned && reinterpret_cast<uintptr_t>(chunk.data()) % ChunkWorker::kAlignment == 0;
       },
       8192, 2);
   w.set_offset(3 * 8192 + 100);  // resuming 100 bytes past a boundary

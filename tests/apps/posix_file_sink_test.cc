@@ -11,8 +11,8 @@
 #include <unistd.h>
 
 #include <csignal>
-#include <cstring>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -311,7 +311,8 @@ bool direct_io_works(const fs::path& dir) {
   if (fd < 0) {
     return false;
   }
-  void* block = std::aligned_alloc(PosixFileSink::kDirectAlignment, PosixFileSink::kDirectAlignment);
+  void* block =
+      std::aligned_alloc(PosixFileSink::kDirectAlignment, PosixFileSink::kDirectAlignment);
   std::memset(block, 0, PosixFileSink::kDirectAlignment);
   const bool wrote = ::write(fd, block, PosixFileSink::kDirectAlignment) ==
                      static_cast<ssize_t>(PosixFileSink::kDirectAlignment);
