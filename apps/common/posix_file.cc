@@ -261,6 +261,12 @@ uint64_t PosixFileSink::free_space() {
   if (::fstatvfs(dir_fd_, &vfs) != 0) {
     return 0;
   }
+  if (vfs.f_blocks == 0) {
+    // No size at all: ramfs, or tmpfs mounted with size=0, which grow
+    // until memory runs out. Nothing to check against; a full disk still
+    // fails the write (and keeps the partial file).
+    return UINT64_MAX;
+  }
   return static_cast<uint64_t>(vfs.f_bavail) * vfs.f_frsize;
 }
 

@@ -111,8 +111,12 @@ void FileReceiver::on_offer(const Offer& offer) {
   }
   held_ = std::min(partial->held, offer.size);
   if (offer.size - held_ > sink_.free_space()) {
+    const uint64_t free = sink_.free_space();
+    if (held_ == 0) {
+      sink_.discard();  // the partial file open() just created: nothing to resume from
+    }
     reject(RejectReason::NoSpace,
-           fmt::format("{} bytes needed, {} free", offer.size - held_, sink_.free_space()));
+           fmt::format("{} bytes needed, {} free", offer.size - held_, free));
     return;
   }
   hash_.finish();  // start over

@@ -49,7 +49,8 @@ class FileSink {
   // Creates the directory at `path` and any missing directory above it; an
   // existing directory is fine, anything else in the way is an error.
   virtual Expected<bool, std::string> make_directory(std::string_view path) = 0;
-  // Free bytes where the file will be written.
+  // Free bytes where the file will be written (UINT64_MAX: the file system
+  // has no fixed size to check against).
   virtual uint64_t free_space() = 0;
   // Opens (creating if needed) the partial file for the file at `path`
   // with id `file_id` (proto::Offer::file_id): a partial file kept for another

@@ -253,6 +253,30 @@ TEST_F(FileTransferTest, RefusesOverMaxSizeAndOverFreeSpace) {
   ASSERT_TRUE(outcome.rejected.has_value());
   EXPECT_EQ(*outcome.rejected, RejectReason::NoSpace);
   EXPECT_TRUE(sink.files.empty());
+  EXPECT_TRUE(sink.partials.empty());  // no empty partial file left behind
+}
+
+// Refused for space with bytes of an earlier run in the partial file: they
+// stay for a resume once there is room.
+TEST_F(FileTransferTest, RefusalForSpaceKeepsAPartialFileWithData) {
+  const std::string data = Rng(9).bytes(400'000);
+  Pump cut;
+  cut.cut_after = 150'000;
+  EXPECT_FALSE(send("later.bin", data, cut).ok);
+  ASSERT_EQ(sink.partials.size(), 1u);
+  const std::string held = sink.partials.begin()->second;
+  ASSERT_GT(held.size(), 0u);
+  sink.free = 1000;
+  const auto refused = send("later.bin", data);
+  ASSERT_TRUE(refused.rejected.has_value());
+  EXPECT_EQ(*refused.rejected, RejectReason::NoSpace);
+  ASSERT_EQ(sink.partials.size(), 1u);
+  EXPECT_EQ(sink.partials.begin()->second, held);
+  sink.free = UINT64_MAX;
+  const auto resumed = send("later.bin", data);
+  EXPECT_TRUE(resumed.ok) << resumed.error;
+  EXPECT_EQ(resumed.resumed_from, held.size());
+  EXPECT_EQ(sink.files["later.bin"], data);
 }
 
 TEST_F(FileTransferTest, ResumesAfterInterruption) {
