@@ -127,6 +127,16 @@ void FileReceiver::on_offer(const Offer& offer) {
       hash_.finish();
     }
   }
+  if (held_ < partial->held) {
+    // Bytes past what we offer to resume from (an unreadable prefix, or a
+    // partial file longer than the file now offered) must go: the sink
+    // appends, and the hash covers only what arrives from here on.
+    const auto truncated = sink_.truncate(held_);
+    if (!truncated) {
+      reject(RejectReason::IoError, truncated.error());
+      return;
+    }
+  }
   Accept accept;
   accept.resume_offset = held_;
   accept.prefix_sha256 = held_ > 0 ? hash_.peek() : Sha256Digest{};

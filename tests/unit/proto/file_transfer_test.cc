@@ -65,6 +65,9 @@ class MemorySink : public FileSink {
     return PartialFile{partials[current_].size()};
   }
   Expected<bool, std::string> hash_prefix(uint64_t n, ContentHash& hash) override {
+    if (unreadable_prefix) {
+      return make_unexpected(std::string("Input/output error"));
+    }
     hash.update(std::string_view(partials[current_]).substr(0, n));
     return true;
   }
@@ -95,6 +98,7 @@ class MemorySink : public FileSink {
   int hashed_existing = 0;
   uint64_t free = UINT64_MAX;
   std::optional<uint64_t> write_limit;
+  bool unreadable_prefix = false;  // hash_prefix fails (a read error)
 
  private:
   std::string current_;
@@ -254,6 +258,33 @@ TEST_F(FileTransferTest, RefusesOverMaxSizeAndOverFreeSpace) {
   EXPECT_EQ(*outcome.rejected, RejectReason::NoSpace);
   EXPECT_TRUE(sink.files.empty());
   EXPECT_TRUE(sink.partials.empty());  // no empty partial file left behind
+}
+
+// A partial file whose bytes cannot be read back is started over from 0, and
+// its old bytes do not stay in front of the new ones (the sink appends).
+TEST_F(FileTransferTest, UnreadablePartialFileStartsOverEmpty) {
+  const std::string data = Rng(11).bytes(300'000);
+  Pump cut;
+  cut.cut_after = 120'000;
+  EXPECT_FALSE(send("bad.bin", data, cut).ok);
+  ASSERT_EQ(sink.partials.size(), 1u);
+  ASSERT_GT(sink.partials.begin()->second.size(), 0u);
+  sink.unreadable_prefix = true;
+  const auto again = send("bad.bin", data);
+  EXPECT_TRUE(again.ok) << again.error;
+  EXPECT_EQ(again.resumed_from, 0u);
+  EXPECT_EQ(sink.files["bad.bin"], data);
+}
+
+// A partial file longer than the file now offered (same name and id) is cut
+// to the offered size, never committed with its extra bytes.
+TEST_F(FileTransferTest, PartialFileLongerThanTheOfferIsCut) {
+  const std::string data = Rng(12).bytes(50'000);
+  sink.partials["long.bin." + to_hex(sha256(data))] = data + "trailing junk";
+  const auto outcome = send("long.bin", data);
+  EXPECT_TRUE(outcome.ok) << outcome.error;
+  EXPECT_EQ(outcome.resumed_from, data.size());
+  EXPECT_EQ(sink.files["long.bin"], data);
 }
 
 // Refused for space with bytes of an earlier run in the partial file: they
