@@ -51,6 +51,10 @@ void ChunkWorker::append(std::string_view data) {
 }
 
 void ChunkWorker::set_offset(uint64_t offset) {
+  if (current_.size > 0) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    hand_over(lock);
+  }
   offset_ = offset;
 }
 
@@ -62,14 +66,17 @@ void ChunkWorker::hand_over(std::unique_lock<std::mutex>& lock) {
     ++stalls_;
     done_.wait(lock, [this] { return queue_.size() < max_chunks_; });
   }
-  queue_.push_back(std::move(current_));
+  // The replacement first: if allocating it throws, current_ is still whole.
+  Chunk next;
   if (!spare_.empty()) {
-    current_ = std::move(spare_.back());
+    next = std::move(spare_.back());
     spare_.pop_back();
   } else {
-    current_ = new_chunk();
+    next = new_chunk();
   }
-  current_.size = 0;
+  next.size = 0;
+  queue_.push_back(std::move(current_));
+  current_ = std::move(next);
   work_.notify_one();
 }
 

@@ -1,7 +1,7 @@
 #pragma once
 
 // ChunkWorker: moves per-byte work of the file apps (SHA-256, the receiver's
-// page-cache writes) off the event loop onto one worker thread. append()
+// file writes) off the event loop onto one worker thread. append()
 // copies bytes into a chunk on the caller's thread; each full chunk goes to
 // the worker, which calls `process` on the chunks one at a time, in order.
 // Memory is bounded: at most `max_chunks` chunks wait, and append() blocks
@@ -12,8 +12,9 @@
 // Chunks are cut at multiples of `chunk_bytes` of the stream offset (0 at
 // construction, or what set_offset() said), and their memory is aligned to
 // kAlignment: with a `chunk_bytes` that is a multiple of kAlignment, every
-// chunk but the first and the last starts on an aligned offset at an aligned
-// address and is whole, so a file sink can write it with O_DIRECT.
+// chunk starts at an aligned address, and every chunk but the first after a
+// set_offset() and the partial ones drain() hands over also starts on an
+// aligned offset and is whole, so a file sink can write it with O_DIRECT.
 //
 // `process` runs on the worker thread only and must not throw.
 
@@ -45,8 +46,8 @@ class ChunkWorker {
 
   void append(std::string_view data);
   void drain();
-  // The stream offset of the next byte appended; only with nothing appended
-  // since the last drain() (or construction).
+  // The stream offset of the next byte appended. A partial chunk appended
+  // before it is handed over first (cut where it is).
   void set_offset(uint64_t offset);
 
   // Times append() had to wait for the worker (the worker was the bottleneck).

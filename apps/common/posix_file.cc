@@ -83,7 +83,7 @@ Sha256Digest PosixFileSource::file_id() {
 PosixFileSink::PosixFileSink(std::string dir, bool force, bool direct_io)
     : dir_(std::move(dir)),
       force_(force),
-      direct_io_(direct_io),
+      want_direct_(direct_io),
       writer_([this](std::string_view chunk) { write_chunk(chunk); }, kWriteChunkBytes,
               kMaxWriteChunks) {
   dir_fd_ = ::open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -276,7 +276,9 @@ Expected<proto::PartialFile, std::string> PosixFileSink::open(std::string_view p
   write_failed_.store(false, std::memory_order_relaxed);
   write_error_.clear();
   unsynced_ = 0;
+  direct_io_ = want_direct_;
   direct_on_ = false;
+  buffered_unsynced_ = false;
   std::string why;
   leaf_fd_ = open_directory(path, parent_levels(path), true, why);
   if (leaf_fd_ < 0) {
@@ -356,7 +358,11 @@ Expected<bool, std::string> PosixFileSink::write(std::string_view data) {
 
 Expected<bool, std::string> PosixFileSink::drain_writes() {
   writer_.drain();
-  use_direct(false);  // pread, ftruncate and the tail need no alignment
+  // pread, ftruncate and the tail need no alignment.
+  if (!write_failed_.load(std::memory_order_acquire) && !use_direct(false)) {
+    return make_unexpected(
+        fmt::format("{}: cannot clear O_DIRECT: {}", partial_path_, errno_text(errno)));
+  }
   if (write_failed_.load(std::memory_order_acquire)) {
     return make_unexpected(write_error_);
   }
@@ -379,6 +385,11 @@ void PosixFileSink::write_chunk(std::string_view data) {
   if (write_failed_.load(std::memory_order_relaxed) || fd_ < 0) {
     return;  // after a failure nothing more: the partial file stays a prefix
   }
+  const auto failed = [this](const char* what) {
+    write_error_ = fmt::format("{}: {}{} (partial file kept for resume)", partial_path_, what,
+                               errno_text(errno));
+    write_failed_.store(true, std::memory_order_release);
+  };
   while (!data.empty()) {
     // Whole blocks at a block-aligned offset, from block-aligned memory, go
     // around the page cache; anything else through it.
@@ -386,7 +397,20 @@ void PosixFileSink::write_chunk(std::string_view data) {
                          reinterpret_cast<uintptr_t>(data.data()) % kDirectAlignment == 0;
     const size_t direct =
         direct_io_ && aligned ? data.size() / kDirectAlignment * kDirectAlignment : 0;
+    if (direct > 0 && buffered_unsynced_) {
+      // Make the buffered bytes below durable before writing past them
+      // direct, or a crash could leave a hole that reads back as zeros.
+      if (::fdatasync(fd_) != 0) {
+        failed("fdatasync: ");
+        return;
+      }
+      buffered_unsynced_ = false;
+    }
     if (!use_direct(direct > 0)) {
+      if (direct == 0) {
+        failed("cannot clear O_DIRECT: ");
+        return;
+      }
       direct_io_ = false;  // the file system has no O_DIRECT
       continue;
     }
@@ -395,13 +419,11 @@ void PosixFileSink::write_chunk(std::string_view data) {
       if (errno == EINTR) {
         continue;
       }
-      if (errno == EINVAL && direct > 0) {
-        direct_io_ = false;  // refused for this file system or device: page cache from here
+      if (direct > 0 && (errno == EINVAL || errno == EOPNOTSUPP)) {
+        direct_io_ = false;  // refused here: the page cache for the rest of this file
         continue;
       }
-      write_error_ =
-          fmt::format("{}: {} (partial file kept for resume)", partial_path_, errno_text(errno));
-      write_failed_.store(true, std::memory_order_release);
+      failed("");
       return;
     }
     data.remove_prefix(static_cast<size_t>(n));
@@ -411,6 +433,7 @@ void PosixFileSink::write_chunk(std::string_view data) {
     } else {
       buffered_bytes_.fetch_add(static_cast<uint64_t>(n), std::memory_order_relaxed);
       unsynced_ += static_cast<uint64_t>(n);
+      buffered_unsynced_ = true;
     }
   }
   // Start writeback of what went through the page cache every few MiB

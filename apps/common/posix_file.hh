@@ -14,15 +14,17 @@
 // prefix of the data for resume. Every other call waits for the pending
 // writes first.
 //
-// With `direct_io` (the default) the whole, block-aligned chunks are written
-// with O_DIRECT: straight from the chunk to the device, without a copy into
-// the page cache. On a 2-core machine that copy (and the page-cache pages it
-// has to allocate and later write back) was the largest single cost of
-// receiving a file. The first chunk of a resumed file up to the next block
-// boundary and the last, short chunk go through the page cache, and so does
-// everything on a file system that refuses O_DIRECT (EINVAL): the sink falls
-// back to buffered writes, with writeback started every few MiB so the fsync
-// before the rename has little left to do.
+// With `direct_io` (the default) whole 4 KiB blocks at block-aligned offsets
+// are written with O_DIRECT: straight from the chunk to the device, without a
+// copy into the page cache. On a 2-core machine that copy (and the page-cache
+// pages it has to allocate and later write back) was the largest single cost
+// of receiving a file. Through the page cache go: a resumed file's bytes up to
+// the next chunk boundary (256 KiB), the last part-block of a file, and
+// everything on a file system that refuses O_DIRECT (EINVAL, EOPNOTSUPP), for
+// the rest of that file; writeback of those is started every few MiB so the
+// fsync before the rename has little left to do. Before the first direct
+// write past buffered bytes, those are synced, so that a crash cannot leave a
+// hole below bytes written direct and the partial file stays a prefix.
 //
 // The sink opens the output directory once and reaches everything below it
 // with openat/mkdirat/renameat relative to directory descriptors, one path
@@ -63,6 +65,7 @@ class PosixFileSink : public proto::FileSink {
   static constexpr size_t kWriteChunkBytes = 256 * 1024;
   static constexpr size_t kMaxWriteChunks = 16;  // 4 MiB waiting at most
   static constexpr size_t kDirectAlignment = ChunkWorker::kAlignment;
+  static_assert(kWriteChunkBytes % kDirectAlignment == 0, "chunks must be whole blocks");
 
   // `dir` must exist and be a directory; throws std::runtime_error otherwise.
   PosixFileSink(std::string dir, bool force, bool direct_io = true);
@@ -111,10 +114,12 @@ class PosixFileSink : public proto::FileSink {
   std::string partial_base_;
   static constexpr uint64_t kWritebackEvery = 8 << 20;
   // The worker's (the caller's while it is idle):
-  bool direct_io_;          // O_DIRECT still worth trying on this file system
-  bool direct_on_ = false;  // fd_ has O_DIRECT set
-  uint64_t written_ = 0;    // the file offset the next chunk is written at
-  uint64_t unsynced_ = 0;   // bytes written to the page cache since writeback started
+  const bool want_direct_;          // the constructor's direct_io
+  bool direct_io_ = false;          // O_DIRECT still worth trying for this file
+  bool direct_on_ = false;          // fd_ has O_DIRECT set
+  bool buffered_unsynced_ = false;  // page-cache bytes not yet made durable
+  uint64_t written_ = 0;            // the file offset the next chunk is written at
+  uint64_t unsynced_ = 0;           // bytes written to the page cache since writeback started
   std::atomic<uint64_t> direct_bytes_{0};
   std::atomic<uint64_t> buffered_bytes_{0};
   std::string final_path_;

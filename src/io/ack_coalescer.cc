@@ -87,32 +87,44 @@ bool has_dsack(const PureAck& a) {
 }
 
 // What the ACKs of one connection that stay in the batch tell the peer: the
-// newest cumulative ACK and the SACK blocks of every ACK kept so far (newest
-// first), up to kMaxKnownBlocks of them.
+// newest ACK, and the SACK blocks of the other kept ACKs (newest first, each
+// tagged with its ACK), up to kMaxKnownBlocks of them.
 constexpr size_t kMaxKnownBlocks = 32;
-// How many kept ACKs must name a block before an older ACK naming it goes.
+// How many kept ACKs other than the newest must name a block the newest does
+// not list before an older ACK naming it goes.
 constexpr size_t kNamedBy = 2;
+struct KnownBlock {
+  SackBlock block;
+  size_t ack = 0;  // which kept ACK named it
+};
 struct FlowAcks {
   PureAck newest;
-  std::array<SackBlock, kMaxKnownBlocks> known{};
+  std::array<KnownBlock, kMaxKnownBlocks> known{};
   size_t known_count = 0;
+  size_t kept = 0;
 
-  void learn(const PureAck& kept) {
-    if (!kept.exact) {
+  void learn(const PureAck& a) {
+    ++kept;
+    if (!a.exact) {
       return;
     }
     // A D-SACK's first block reports a duplicate, not data held: left out.
-    for (size_t i = has_dsack(kept) ? 1 : 0; i < kept.block_count; ++i) {
+    for (size_t i = has_dsack(a) ? 1 : 0; i < a.block_count; ++i) {
       if (known_count < known.size()) {
-        known[known_count++] = kept.blocks[i];
+        known[known_count++] = KnownBlock{a.blocks[i], kept};
       }
     }
   }
 };
 
+bool inside(const SackBlock& outer, const SackBlock& b) {
+  return before_or_at(outer.left, b.left) && before_or_at(b.right, outer.right);
+}
+
 // True when everything `older` said reaches the peer anyway: its cumulative
-// ACK is at or below the newest one, and each of its SACK blocks is either
-// acknowledged by that or inside a block of an ACK that stays.
+// ACK is at or below the newest one, and each of its SACK blocks is below
+// that, inside a block of the newest ACK, or inside blocks of kNamedBy other
+// kept ACKs.
 bool covers(const FlowAcks& later, const PureAck& older) {
   const PureAck& newest = later.newest;
   if (!before_or_at(older.ack, newest.ack)) {
@@ -129,19 +141,21 @@ bool covers(const FlowAcks& later, const PureAck& older) {
     if (before_or_at(b.right, newest.ack)) {
       continue;
     }
-    // The newest ACK's blocks are the ones the next ACKs repeat: it alone
-    // suffices. A block it no longer lists has only the kept ACKs of this
-    // batch, and at high loss one of them may be lost too: two must name it.
-    size_t named = 0;
-    for (size_t j = 0; j < newest.block_count && named < kNamedBy; ++j) {
-      if (before_or_at(newest.blocks[j].left, b.left) &&
-          before_or_at(b.right, newest.blocks[j].right)) {
-        named = kNamedBy;
-      }
+    bool named_by_newest = false;
+    for (size_t j = 0; j < newest.block_count && !named_by_newest; ++j) {
+      named_by_newest = inside(newest.blocks[j], b);
     }
+    if (named_by_newest) {
+      continue;
+    }
+    // Count kept ACKs, not blocks: one ACK naming it twice is one name.
+    size_t named = 0;
+    size_t last_ack = 0;
     for (size_t j = 0; j < later.known_count && named < kNamedBy; ++j) {
-      named +=
-          before_or_at(later.known[j].left, b.left) && before_or_at(b.right, later.known[j].right);
+      if (later.known[j].ack != last_ack && inside(later.known[j].block, b)) {
+        ++named;
+        last_ack = later.known[j].ack;
+      }
     }
     if (named < kNamedBy) {
       return false;

@@ -134,12 +134,14 @@ TEST(ChunkWorkerTest, ChunksFollowTheStreamOffsetAndAreAligned) {
   }
   EXPECT_EQ(sizes.back(), 50'000u - (8192 - 100) - 5 * 8192);
 
-  // After a drain the offset may be moved (a truncate): cutting follows it.
+  // The offset may be moved (a truncate): cutting follows it, and bytes
+  // appended before the move are handed over as they are.
   sizes.clear();
+  w.append(data.substr(0, 5));
   w.set_offset(8192 - 10);
   w.append(data.substr(0, 30));
   w.drain();
-  EXPECT_EQ(sizes, (std::vector<size_t>{10, 20}));
+  EXPECT_EQ(sizes, (std::vector<size_t>{5, 10, 20}));
 }
 
 // The destructor processes what is left, the partial chunk included.

@@ -133,6 +133,8 @@ class PosixFileSinkTest : public ::testing::Test {
     EXPECT_EQ(*o.rejected, why) << o.error;
   }
 
+  void write_failure_keeps_a_prefix(rlim_t limit);
+
   fs::path root_, out_, outside_;
 };
 
@@ -256,8 +258,19 @@ TEST_F(PosixFileSinkTest, LongestNamesGetAPartialFileThatFitsNameMax) {
 // reaches the protocol at a later write() or at commit(), the receiver answers
 // with a write error, the partial file holds only a prefix of the data and
 // the final name never appears; once the limit is gone the same send resumes.
+// Twice: at a block boundary (a direct write stops there), and 100 bytes past
+// one (the direct write the kernel would shorten to an unaligned length is
+// refused, and the rest of the file goes through the page cache).
 TEST_F(PosixFileSinkTest, WriteFailureOnTheWriterThreadKeepsAPrefixAndResumes) {
-  constexpr rlim_t kLimit = 100 * 1024;
+  for (const rlim_t limit : {rlim_t{100 * 1024}, rlim_t{100 * 1024 + 100}}) {
+    SCOPED_TRACE(limit);
+    fs::remove_all(out_);
+    fs::create_directories(out_);
+    write_failure_keeps_a_prefix(limit);
+  }
+}
+
+void PosixFileSinkTest::write_failure_keeps_a_prefix(rlim_t limit) {
   std::string data(600 * 1024, '\0');
   for (size_t i = 0; i < data.size(); ++i) {
     data[i] = static_cast<char>(i * 7919 % 251);
@@ -266,7 +279,7 @@ TEST_F(PosixFileSinkTest, WriteFailureOnTheWriterThreadKeepsAPrefixAndResumes) {
   ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &before), 0);
   const auto old_handler = std::signal(SIGXFSZ, SIG_IGN);
   rlimit limited = before;
-  limited.rlim_cur = kLimit;
+  limited.rlim_cur = limit;
   ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &limited), 0);
   proto::FileSender::Outcome failed;
   {
@@ -293,7 +306,7 @@ TEST_F(PosixFileSinkTest, WriteFailureOnTheWriterThreadKeepsAPrefixAndResumes) {
   const fs::path partial = out_ / PosixFileSink::partial_name("big.bin", sha256("big.bin" + data));
   ASSERT_TRUE(fs::exists(partial));
   const std::string held = slurp(partial);
-  EXPECT_LE(held.size(), kLimit);
+  EXPECT_LE(held.size(), limit);
   EXPECT_EQ(held, data.substr(0, held.size()));
 
   const auto again = send({{"big.bin", data}});

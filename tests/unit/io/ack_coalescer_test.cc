@@ -148,6 +148,14 @@ TEST_F(AckCoalescerTest, BlockNamedOnceKeepsItsOlderAck) {
   EXPECT_EQ(kept(), (Names{"b", "x", "c"}));
 }
 
+// Two overlapping blocks in one ACK are one name, not two.
+TEST_F(AckCoalescerTest, OneAckNamingABlockTwiceIsOneName) {
+  add("a", sacks(1000, {{2000, 3000}}));
+  add("x", sacks(1000, {{1900, 3100}, {2000, 3000}}));
+  add("c", sacks(1000, {{4000, 5000}}));
+  EXPECT_EQ(kept(), (Names{"a", "x", "c"}));
+}
+
 TEST_F(AckCoalescerTest, SackBlocksInsideNewerBlocksGiveWay) {
   add("a", sacks(1000, {{5000, 6000}, {7000, 7500}}));
   add("b", sacks(1000, {{7000, 8000}, {4000, 6500}}));
