@@ -40,6 +40,9 @@ tcp::TcpConfig transfer_tcp_config(const TransportOptions& options) {
       options.cc.empty() ? default_congestion_control(options.transport) : options.cc;
   config.sack = options.sack;
   config.send_buffer_bytes = 8 << 20;
+  // The app fills whatever it may: let it fill about twice the window, so a
+  // short path works in a few hundred KiB of ring instead of 8 MiB.
+  config.autotune_send_buffer = true;
   config.receive_buffer_bytes = 8 << 20;
   config.max_retransmissions = 1000;
   // Lossy-link timers: a lost SYN or retransmission is the expected case, not

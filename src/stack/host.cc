@@ -283,7 +283,7 @@ void Host::after_activity(SocketId id, Instant now) {
       s->seen_fin = fin;
       queue_event(id, SocketEvent::Readable);
     }
-    const uint64_t writable = c.outbound().available_capacity();
+    const uint64_t writable = c.writable_bytes();
     if (writable > s->seen_writable && synchronized_or_later(state)) {
       queue_event(id, SocketEvent::Writable);
     }
@@ -581,8 +581,10 @@ size_t Host::write(SocketId id, std::string_view data, Instant now) {
   if (s == nullptr || !s->conn || s->app_closed) {
     return 0;
   }
-  const size_t n = static_cast<size_t>(s->conn->outbound().push(data));
-  s->seen_writable = s->conn->outbound().available_capacity();
+  const uint64_t room = s->conn->writable_bytes();
+  const size_t n = static_cast<size_t>(s->conn->outbound().push(
+      data.substr(0, static_cast<size_t>(std::min<uint64_t>(room, data.size())))));
+  s->seen_writable = s->conn->writable_bytes();
   s->conn->tick(now);
   after_activity(id, now);
   dispatch_events();
@@ -658,7 +660,7 @@ std::optional<SocketInfo> Host::info(SocketId id) const {
     out.state = c.state();
     out.close_reason = c.close_reason();
     out.readable_bytes = c.inbound().bytes_buffered();
-    out.writable_bytes = c.outbound().available_capacity();
+    out.writable_bytes = c.writable_bytes();
     out.peer_finished = c.inbound().is_finished();
   } else {
     out.state = tcp::TcpState::Listen;

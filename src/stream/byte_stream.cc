@@ -1,26 +1,47 @@
 #include "stream/byte_stream.hh"
 
+#include <algorithm>
 #include <cstring>
 
 #include "util/check.hh"
 
 namespace tinytcp::stream {
 
-ByteStream::ByteStream(uint64_t capacity)
-    : capacity_(capacity), buffer_(new char[capacity > 0 ? capacity : 1]) {}
+ByteStream::ByteStream(uint64_t capacity, uint64_t initial_ring)
+    : capacity_(capacity),
+      buffer_(new char[capacity > 0 ? capacity : 1]),
+      ring_(std::min(capacity, std::max<uint64_t>(initial_ring, 1))) {}
+
+void ByteStream::reserve(uint64_t used) {
+  if (used <= ring_) {
+    return;
+  }
+  TINYTCP_DCHECK(used <= capacity_);
+  const uint64_t grown = std::min(capacity_, std::max(used, 2 * ring_));
+  const uint64_t occupied = size_ + ahead_;  // from head_: readable, then written ahead
+  if (head_ + occupied > ring_) {
+    // Wrapped: [head_, ring_) then [0, wrapped). The first bytes of the
+    // wrapped part go to the new room after ring_, the rest to the front.
+    const uint64_t wrapped = head_ + occupied - ring_;
+    const uint64_t moved = std::min(wrapped, grown - ring_);
+    std::memcpy(buffer_.get() + ring_, buffer_.get(), moved);
+    std::memmove(buffer_.get(), buffer_.get() + moved, wrapped - moved);
+  }
+  ring_ = grown;
+}
 
 void ByteStream::copy_in(uint64_t offset, std::string_view data) {
   if (data.empty()) {
     return;
   }
   uint64_t at = head_ + size_ + offset;
-  if (at >= capacity_) {
-    at -= capacity_;
-    if (at >= capacity_) {
-      at -= capacity_;
+  if (at >= ring_) {
+    at -= ring_;
+    if (at >= ring_) {
+      at -= ring_;
     }
   }
-  const uint64_t first = capacity_ - at;
+  const uint64_t first = ring_ - at;
   if (data.size() <= first) {
     std::memcpy(buffer_.get() + at, data.data(), data.size());
   } else {
@@ -35,6 +56,7 @@ uint64_t ByteStream::push(std::string_view data) {
   }
   const uint64_t avail = capacity_ - size_;
   const uint64_t n = data.size() < avail ? data.size() : avail;
+  reserve(size_ + std::max(n, ahead_));
   copy_in(0, data.substr(0, n));
   size_ += n;
   bytes_pushed_ += n;
@@ -44,6 +66,7 @@ uint64_t ByteStream::push(std::string_view data) {
 
 void ByteStream::write_ahead(uint64_t offset, std::string_view data) {
   TINYTCP_DCHECK(offset + data.size() <= available_capacity());
+  reserve(size_ + std::max<uint64_t>(offset + data.size(), ahead_));
   copy_in(offset, data);
   if (!data.empty() && offset + data.size() > ahead_) {
     ahead_ = offset + data.size();
@@ -55,6 +78,7 @@ void ByteStream::commit(uint64_t n) {
   if (closed_ || error_) {
     return;
   }
+  reserve(size_ + std::max(n, ahead_));
   size_ += n;
   bytes_pushed_ += n;
   ahead_ = ahead_ > n ? ahead_ - n : 0;

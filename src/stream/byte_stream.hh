@@ -5,10 +5,15 @@
 // and pops buffered bytes. It sits under the TCP receiver (whose Reassembler
 // writes into it) and beside the sender (which reads what the app wrote).
 //
-// Storage is one ring of `capacity` bytes allocated at construction: push and
-// pop never allocate, pop and peek are O(1), push copies only the bytes it
-// takes. `peek()` is contiguous, so at the wrap point it returns the first part
-// and the rest follows after a pop.
+// Storage is one buffer of `capacity` bytes allocated at construction, used as
+// a ring that wraps after the first kInitialRing bytes and grows (doubling, up
+// to the capacity) only when more bytes must be held at once: push and pop
+// never allocate, pop and peek are O(1), push copies only the bytes it takes
+// (and, when the ring grows while wrapped, moves the wrapped part once).
+// Memory the ring never reaches is never touched, so a stream that holds little
+// at a time costs a few pages and stays in cache, whatever its capacity.
+// `peek()` is contiguous, so at the wrap point it returns the first part and
+// the rest follows after a pop.
 //
 // Out-of-order writes: the Reassembler stores bytes that arrive ahead of the
 // write end directly in the ring at their final position (`write_ahead`) and
@@ -28,7 +33,10 @@ namespace tinytcp::stream {
 
 class ByteStream {
  public:
-  explicit ByteStream(uint64_t capacity);
+  static constexpr uint64_t kInitialRing = 256 * 1024;
+
+  // `initial_ring`: where the ring first wraps (tests use small ones).
+  explicit ByteStream(uint64_t capacity, uint64_t initial_ring = kInitialRing);
 
   // Writer side.
   // Takes up to available_capacity() bytes of `data` and drops the rest;
@@ -49,25 +57,26 @@ class ByteStream {
 
   // Reader side.
   // A contiguous view of the next buffered bytes: all of them, or at the wrap
-  // point the part before it. Valid until the next pop().
+  // point the part before it. Valid until the next pop() or write.
   std::string_view peek() const {
-    const uint64_t first = capacity_ - head_;
+    const uint64_t first = ring_ - head_;
     return {buffer_.get() + head_, static_cast<size_t>(size_ < first ? size_ : first)};
   }
   // A contiguous view of the buffered bytes starting `offset` bytes after the
   // read position: up to the end of the buffered bytes or, at the wrap point,
   // the part before it. Empty when offset >= bytes_buffered(). Lets the TCP
   // sender hand out payload views of bytes it has sent but not yet popped.
+  // Valid until the next pop() or write.
   std::string_view peek_at(uint64_t offset) const {
     if (offset >= size_) {
       return {};
     }
     uint64_t at = head_ + offset;
-    if (at >= capacity_) {
-      at -= capacity_;
+    if (at >= ring_) {
+      at -= ring_;
     }
     const uint64_t left = size_ - offset;
-    const uint64_t first = capacity_ - at;
+    const uint64_t first = ring_ - at;
     return {buffer_.get() + at, static_cast<size_t>(left < first ? left : first)};
   }
   // Removes up to `n` buffered bytes (fewer if fewer are buffered).
@@ -76,8 +85,8 @@ class ByteStream {
       n = size_;
     }
     head_ += n;
-    if (head_ >= capacity_) {
-      head_ -= capacity_;
+    if (head_ >= ring_) {
+      head_ -= ring_;
     }
     size_ -= n;
     bytes_popped_ += n;
@@ -91,13 +100,18 @@ class ByteStream {
   bool has_error() const { return error_; }
 
   uint64_t capacity() const { return capacity_; }
+  // Bytes of the buffer the ring uses now (grows toward capacity()).
+  uint64_t ring_bytes() const { return ring_; }
 
  private:
   // Copies `data` into the ring starting `offset` bytes past the write end.
   void copy_in(uint64_t offset, std::string_view data);
+  // Grows the ring to hold `used` bytes from the read position (<= capacity).
+  void reserve(uint64_t used);
 
   uint64_t capacity_;
   std::unique_ptr<char[]> buffer_;
+  uint64_t ring_;      // the ring wraps here; <= capacity_
   uint64_t head_ = 0;  // ring index of the first buffered byte
   uint64_t size_ = 0;  // bytes buffered
   // Bytes past the write end that write_ahead() may have filled: the ring may

@@ -19,6 +19,15 @@ struct TcpConfig {
   // Buffers. The receive buffer of at least 1 MiB needs window scaling.
   uint64_t receive_buffer_bytes = 1 << 20;
   uint64_t send_buffer_bytes = 1 << 20;
+  // Send buffer autotuning (in the spirit of Linux's tcp_sndbuf_expand and
+  // TCP_NOTSENT_LOWAT): the application may keep at most
+  // max(send_buffer_floor, 2 * cwnd) bytes not yet sent in the send buffer,
+  // besides what is in flight, and never more than send_buffer_bytes in all.
+  // The buffer then holds about what the windows need instead of filling to
+  // its capacity: a ring of a few hundred KiB on a short path stays in cache
+  // and is faulted in once, where a full 8 MiB one is not.
+  bool autotune_send_buffer = false;
+  uint64_t send_buffer_floor = 256 * 1024;
 
   // Options offered on our SYN (RFC 7323, RFC 2018); the peer may accept a subset.
   bool window_scale = true;

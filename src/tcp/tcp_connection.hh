@@ -139,6 +139,8 @@ class TcpConnection {
   const stream::ByteStream& inbound() const { return receiver_.inbound(); }
   stream::ByteStream& outbound() { return sender_.outbound(); }
   const stream::ByteStream& outbound() const { return sender_.outbound(); }
+  // What the application should write now (TcpSender::writable_bytes).
+  uint64_t writable_bytes() const { return sender_.writable_bytes(); }
 
   // CLOSE (RFC 9293 §3.10.4): no more data from us; the FIN follows the data.
   void shutdown_write(Instant now);

@@ -1234,6 +1234,20 @@ const SenderStats& TcpSender::stats() const {
   return stats_;
 }
 
+uint64_t TcpSender::writable_bytes() const {
+  const uint64_t free = outbound_.available_capacity();
+  if (!config_.autotune_send_buffer) {
+    return free;
+  }
+  // Only bytes not yet sent count: those sent and unacknowledged (SACKed ones
+  // included, which heavy loss keeps around for a while) are bounded by the
+  // windows already, and counting them starved the sender of new data at 20%
+  // loss.
+  const uint64_t limit = std::max(config_.send_buffer_floor, 2 * cc_->cwnd());
+  const uint64_t unsent = pending_bytes();
+  return unsent >= limit ? 0 : std::min(free, limit - unsent);
+}
+
 SenderState TcpSender::state() const {
   SenderState s;
   s.cwnd = cc_->cwnd();

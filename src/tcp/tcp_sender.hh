@@ -132,6 +132,10 @@ class TcpSender {
   // available_capacity() is the free send buffer.
   stream::ByteStream& outbound();
   const stream::ByteStream& outbound() const;
+  // How many more bytes the application should write now: the free send
+  // buffer, or with TcpConfig::autotune_send_buffer no more than brings the
+  // bytes not yet sent to max(send_buffer_floor, 2 * cwnd).
+  uint64_t writable_bytes() const;
 
   // Once the handshake has told us the peer's options.
   void set_peer_options(const PeerOptions& options);

@@ -217,5 +217,96 @@ TEST(ByteStreamTest, PropertyMatchesStringModel) {
   }
 }
 
+// The ring starts small and grows (doubling, up to the capacity) only when it
+// must hold more: contiguous, wrapped, and wrapped with the growth capped by
+// the capacity, the bytes come out as they went in.
+TEST(ByteStreamTest, RingGrowsOnlyWhenItMustHoldMore) {
+  ByteStream s(1000, 100);
+  EXPECT_EQ(s.ring_bytes(), 100u);
+  const std::string a(80, 'a');
+  EXPECT_EQ(s.push(a), 80u);
+  s.pop(70);
+  EXPECT_EQ(s.push(std::string(60, 'b')), 60u);  // wraps inside the 100-byte ring
+  EXPECT_EQ(s.ring_bytes(), 100u);
+  EXPECT_EQ(s.push(std::string(50, 'c')), 50u);  // 120 held: grows to 200, moving the wrap
+  EXPECT_EQ(s.ring_bytes(), 200u);
+  EXPECT_EQ(read_all(s), std::string(10, 'a') + std::string(60, 'b') + std::string(50, 'c'));
+
+  ByteStream capped(130, 100);
+  capped.push(std::string(90, 'x'));
+  capped.pop(85);
+  capped.push(std::string(90, 'y'));  // 95 held: [85, 100) and [0, 80)
+  capped.push(std::string(30, 'z'));  // 125 held: capped at 130, part of the wrap moves
+  EXPECT_EQ(capped.ring_bytes(), 130u);
+  EXPECT_EQ(read_all(capped), std::string(5, 'x') + std::string(90, 'y') + std::string(30, 'z'));
+}
+
+// Any sequence of pushes, pops, writes ahead and commits reads back like a
+// string, whatever the ring's starting size: growth moves wrapped bytes,
+// written-ahead ones included.
+TEST(ByteStreamTest, PropertyMatchesStringModelWhileTheRingGrows) {
+  const uint64_t base_seed = seed_from_env("TINYTCP_SEED", 1);
+  for (uint64_t trial = 0; trial < 1000; ++trial) {
+    Rng rng(base_seed + trial);
+    const uint64_t capacity = rng.uniform(1, 300);
+    ByteStream s(capacity, rng.uniform(1, capacity));
+    std::string model;    // readable bytes
+    std::string pending;  // written ahead of the write end, contiguous from it
+    std::string written;
+    std::string read;
+    for (int op = 0; op < 300; ++op) {
+      const uint64_t room = capacity - model.size();
+      const uint64_t kind = rng.uniform(0, 3);
+      if (kind == 0) {
+        const std::string data = rng.bytes(rng.uniform(0, room + 5));
+        const uint64_t taken = s.push(data);
+        ASSERT_EQ(taken, std::min<uint64_t>(data.size(), room)) << "seed " << rng.seed();
+        model += data.substr(0, taken);
+        written += data.substr(0, taken);
+        pending.erase(0, std::min<size_t>(taken, pending.size()));
+      } else if (kind == 1 && room > 0) {
+        const uint64_t offset = rng.uniform(0, std::min<uint64_t>(pending.size(), room));
+        const std::string data = rng.bytes(rng.uniform(0, room - offset));
+        s.write_ahead(offset, data);
+        if (pending.size() < offset + data.size()) {
+          pending.resize(offset + data.size());
+        }
+        pending.replace(offset, data.size(), data);
+      } else if (kind == 2 && !pending.empty()) {
+        const uint64_t n = rng.uniform(0, std::min<uint64_t>(pending.size(), room));
+        s.commit(n);
+        model += pending.substr(0, n);
+        written += pending.substr(0, n);
+        pending.erase(0, n);
+      } else {
+        const uint64_t n = rng.uniform(0, capacity);
+        const auto view = s.peek();
+        ASSERT_EQ(view, std::string_view(model).substr(0, view.size())) << "seed " << rng.seed();
+        ASSERT_TRUE(!view.empty() || model.empty()) << "seed " << rng.seed();
+        const uint64_t popped = std::min<uint64_t>(n, model.size());
+        read += model.substr(0, popped);
+        model.erase(0, popped);
+        s.pop(n);
+        if (model.empty() && pending.empty()) {
+          continue;
+        }
+      }
+      ASSERT_EQ(s.bytes_buffered(), model.size()) << "seed " << rng.seed();
+      ASSERT_LE(s.ring_bytes(), capacity) << "seed " << rng.seed();
+      for (uint64_t at = 0; at < model.size();) {
+        const auto part = s.peek_at(at);
+        ASSERT_FALSE(part.empty()) << "seed " << rng.seed();
+        ASSERT_EQ(part, std::string_view(model).substr(at, part.size())) << "seed " << rng.seed();
+        at += part.size();
+      }
+    }
+    // What was written ahead is still there: commit it and read everything.
+    s.commit(pending.size());
+    written += pending;
+    read += read_all(s);
+    ASSERT_EQ(read, written) << "seed " << rng.seed();
+  }
+}
+
 }  // namespace
 }  // namespace tinytcp::stream

@@ -1318,6 +1318,54 @@ TEST_F(TcpSenderTest, AcknowledgedBytesLeaveTheSendBuffer) {
   EXPECT_EQ(sender->outbound().available_capacity(), 2000u);
 }
 
+// Autotuning (TcpConfig::autotune_send_buffer): the application may keep
+// max(floor, 2 * cwnd) bytes not yet sent; bytes in flight do not count. As
+// slow start grows cwnd, so does what it may write. Without it, the whole
+// free buffer.
+TEST_F(TcpSenderTest, AutotunedSendBufferFollowsTheWindow) {
+  config.send_buffer_bytes = 1 << 20;
+  config.autotune_send_buffer = true;
+  config.send_buffer_floor = 0;
+  config.nagle = false;
+  establish();
+  uint64_t sent_bytes = 0;
+  const auto count_sent = [&] {
+    for (const auto& seg : sent) {
+      sent_bytes += seg.payload.size();
+    }
+    drain();
+  };
+  const uint64_t cwnd = sender->state().cwnd;
+  ASSERT_GT(cwnd, 0u);
+  EXPECT_EQ(sender->writable_bytes(), 2 * cwnd);
+  push_bytes(3 * cwnd);  // one window goes out, two wait
+  count_sent();
+  EXPECT_EQ(sent_bytes, cwnd);
+  EXPECT_EQ(sender->writable_bytes(), 0u);
+  ack(1 + cwnd);  // slow start grows cwnd, and more goes out
+  count_sent();
+  const uint64_t grown = sender->state().cwnd;
+  EXPECT_GT(grown, cwnd);
+  const uint64_t unsent = 3 * cwnd - sent_bytes;
+  EXPECT_EQ(sender->writable_bytes(), 2 * grown > unsent ? 2 * grown - unsent : 0);
+  EXPECT_GT(sender->writable_bytes(), 0u);
+}
+
+TEST_F(TcpSenderTest, AutotunedSendBufferHasAFloorAndACap) {
+  config.autotune_send_buffer = true;
+  config.send_buffer_floor = 100'000;
+  config.send_buffer_bytes = 1 << 20;
+  establish();
+  EXPECT_EQ(sender->writable_bytes(), 100'000u);  // 2 * cwnd is less
+  config.send_buffer_bytes = 50'000;
+  establish();
+  EXPECT_EQ(sender->writable_bytes(), 50'000u);  // never past the buffer
+  config.autotune_send_buffer = false;
+  config.send_buffer_bytes = 1 << 20;
+  establish();
+  EXPECT_EQ(sender->writable_bytes(), sender->outbound().available_capacity());
+}
+
 // --- Property: arbitrary ACKs never break the sender's invariants ----------------
 
 TEST_F(TcpSenderTest, RandomAcksKeepInvariants) {
