@@ -13,6 +13,8 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "util/check.hh"
+
 namespace tinytcp::apps {
 
 namespace {
@@ -197,7 +199,10 @@ void BlockingStack::from_app(Bridge& b) {
     const size_t room = static_cast<size_t>(std::min<uint64_t>(info->writable_bytes, kChunk));
     const ssize_t n = ::read(b.end.get(), buffer_.data(), room);
     if (n > 0) {
-      host.write(b.id, std::string_view(buffer_.data(), static_cast<size_t>(n)), runtime_->now());
+      // info() and write() see the same writable_bytes: all of it is taken.
+      const size_t taken = host.write(
+          b.id, std::string_view(buffer_.data(), static_cast<size_t>(n)), runtime_->now());
+      TINYTCP_DCHECK(taken == static_cast<size_t>(n));
     } else if (n == 0) {
       b.app_eof = true;
       host.shutdown_write(b.id, runtime_->now());

@@ -96,7 +96,7 @@ enum class SocketEvent {
   Connected,   // an active open reached ESTABLISHED
   Acceptable,  // a listener has a connection for accept()
   Readable,    // bytes arrived, or the peer finished
-  Writable,    // send buffer space freed
+  Writable,    // writable_bytes grew (space freed, data sent, or cwnd grew)
   Closed,      // the connection reached CLOSED (see info().close_reason)
 };
 const char* to_string(SocketEvent e);
@@ -107,8 +107,8 @@ struct SocketInfo {
   std::optional<tcp::CloseReason> close_reason;
   bool listener = false;
   uint64_t readable_bytes = 0;
-  uint64_t writable_bytes = 0;
-  bool peer_finished = false;  // EOF: the peer's FIN arrived and every byte was read
+  uint64_t writable_bytes = 0;  // what write() takes now (TcpConnection::writable_bytes)
+  bool peer_finished = false;   // EOF: the peer's FIN arrived and every byte was read
 };
 
 class Host {
@@ -136,7 +136,8 @@ class Host {
   void consume(SocketId id, size_t n, Instant now);
   // Copying read; returns the bytes read (0: nothing buffered, or EOF).
   size_t read(SocketId id, char* out, size_t n, Instant now);
-  // Takes as much of `data` as the send buffer holds; returns the count.
+  // Takes as much of `data` as TcpConnection::writable_bytes() allows (the
+  // free send buffer, or less with send buffer autotuning); returns the count.
   size_t write(SocketId id, std::string_view data, Instant now);
   void shutdown_write(SocketId id, Instant now);
   // Graceful close: our FIN follows the data written; the socket id is

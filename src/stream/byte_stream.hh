@@ -57,7 +57,8 @@ class ByteStream {
 
   // Reader side.
   // A contiguous view of the next buffered bytes: all of them, or at the wrap
-  // point the part before it. Valid until the next pop() or write.
+  // point the part before it. Valid until the next pop(); writes (even ones
+  // that grow the ring) never move the bytes it shows.
   std::string_view peek() const {
     const uint64_t first = ring_ - head_;
     return {buffer_.get() + head_, static_cast<size_t>(size_ < first ? size_ : first)};
@@ -66,7 +67,8 @@ class ByteStream {
   // read position: up to the end of the buffered bytes or, at the wrap point,
   // the part before it. Empty when offset >= bytes_buffered(). Lets the TCP
   // sender hand out payload views of bytes it has sent but not yet popped.
-  // Valid until the next pop() or write.
+  // Valid until the next pop() or write: growing the ring moves the part of
+  // the bytes past its old wrap point.
   std::string_view peek_at(uint64_t offset) const {
     if (offset >= size_) {
       return {};

@@ -17,7 +17,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (size_t i = 0; i < truth.size(); ++i) {
     truth[i] = static_cast<char>((i * 131) ^ (i >> 7));
   }
-  stream::ByteStream stream(capacity);
+  const uint64_t initial_ring = in.u8() % capacity + 1u;  // growth is fuzzed too
+  stream::ByteStream stream(capacity, initial_ring);
   stream::Reassembler reassembler(stream);
   std::string out;
   while (in.ok() && in.remaining() > 0) {

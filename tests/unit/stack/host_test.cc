@@ -21,22 +21,27 @@ using namespace std::chrono_literals;
 const wire::Ipv4Address kA = wire::Ipv4Address::from_octets(169, 254, 1, 1);
 const wire::Ipv4Address kB = wire::Ipv4Address::from_octets(169, 254, 1, 2);
 
-HostConfig config_for(wire::Ipv4Address address) {
+HostConfig config_for(wire::Ipv4Address address, bool autotune = false) {
   HostConfig c;
   c.address = address;
   c.secret = "0123456789abcdef-test-secret";
   c.tcp.msl = 500ms;
   c.tcp.receive_buffer_bytes = 64 * 1024;
   c.tcp.send_buffer_bytes = 64 * 1024;
+  if (autotune) {
+    c.tcp.send_buffer_bytes = 1 << 20;
+    c.tcp.autotune_send_buffer = true;
+    c.tcp.send_buffer_floor = 4096;
+  }
   return c;
 }
 
 // Two Hosts joined by a link with a fixed one-way delay, on a manual clock.
 class TwoHosts : public ::testing::Test {
  protected:
-  TwoHosts()
-      : a_(config_for(kA), [this](std::string_view d) { send(kB, d); }),
-        b_(config_for(kB), [this](std::string_view d) { send(kA, d); }) {
+  explicit TwoHosts(bool autotune = false)
+      : a_(config_for(kA, autotune), [this](std::string_view d) { send(kB, d); }),
+        b_(config_for(kB, autotune), [this](std::string_view d) { send(kA, d); }) {
     a_.set_event_callback([this](SocketId id, SocketEvent e) { a_events_.emplace_back(id, e); });
     b_.set_event_callback([this](SocketId id, SocketEvent e) { b_events_.emplace_back(id, e); });
   }
@@ -246,6 +251,42 @@ TEST_F(TwoHosts, BulkTransferIsByteExact) {
   const std::string data = Rng(seed_from_env("TINYTCP_SEED", 3)).bytes(2'000'000);
   size_t written = 0;
   std::string got;
+  ASSERT_TRUE(run_until(
+      [&] {
+        written += b_.write(client, std::string_view(data).substr(written), now_);
+        got += read_all(a_, server);
+        return got.size() == data.size();
+      },
+      60s));
+  EXPECT_EQ(got, data);
+}
+
+// Send buffer autotuning through the Host: write() takes only what keeps the
+// unsent bytes at 2 * cwnd, Writable fires again as ACKs grow the window, and
+// an app that writes on Writable moves the whole stream.
+class AutotunedHosts : public TwoHosts {
+ protected:
+  AutotunedHosts() : TwoHosts(/*autotune=*/true) {}
+};
+
+TEST_F(AutotunedHosts, WriteTakesWhatTheWindowNeedsAndWritableFollows) {
+  const auto [client_id, server_id] = connect_pair();
+  const SocketId client = client_id;
+  const SocketId server = server_id;
+  const std::string data = Rng(seed_from_env("TINYTCP_SEED", 5)).bytes(1'000'000);
+  const uint64_t writable = b_.info(client)->writable_bytes;
+  EXPECT_LT(writable, 100'000u);  // 2 * the initial window, not the 1 MiB buffer
+  size_t written = b_.write(client, data, now_);
+  EXPECT_EQ(written, writable);
+  b_events_.clear();
+  std::string got;
+  ASSERT_TRUE(run_until(
+      [&] {
+        got += read_all(a_, server);
+        return saw(b_events_, client, SocketEvent::Writable);
+      },
+      5s));
+  EXPECT_GT(b_.info(client)->writable_bytes, 0u);
   ASSERT_TRUE(run_until(
       [&] {
         written += b_.write(client, std::string_view(data).substr(written), now_);

@@ -255,7 +255,7 @@ TEST(ReassemblerPropertyTest, MatchesReferenceModelOverRandomSeeds) {
     const std::string truth = rng.bytes(length);
     const bool conflicts = rng.chance(0.2);  // some trials send wrong copies
 
-    ByteStream stream(capacity);
+    ByteStream stream(capacity, rng.uniform(1, capacity));  // the ring grows too
     Reassembler reassembler(stream);
     ReferenceReassembler model(capacity);
     std::string got;
@@ -305,7 +305,8 @@ TEST(ReassemblerPropertyTest, RandomOrderDeliversWholeStream) {
     Rng rng(base_seed + trial);
     const uint64_t length = rng.uniform(1, 5000);
     const std::string truth = rng.bytes(length);
-    ByteStream stream(rng.uniform(length, 2 * length));
+    const uint64_t capacity = rng.uniform(length, 2 * length);
+    ByteStream stream(capacity, rng.uniform(1, capacity));
     Reassembler reassembler(stream);
     // Pieces of random length with random overlap, shuffled, some duplicated.
     std::vector<std::pair<uint64_t, uint64_t>> pieces;
