@@ -164,6 +164,17 @@ class FileTransferTest : public ::testing::Test {
     return sender.outcome();
   }
 
+  // A send of `data` as `name` cut after `cut_after` bytes: returns the
+  // bytes the receiver's partial file holds (the only partial file).
+  std::string interrupted_send(const std::string& name, const std::string& data,
+                               uint64_t cut_after) {
+    Pump cut;
+    cut.cut_after = cut_after;
+    EXPECT_FALSE(send(name, data, cut).ok);
+    EXPECT_EQ(sink.partials.size(), 1u);
+    return sink.partials.empty() ? std::string() : sink.partials.begin()->second;
+  }
+
   MemorySink sink;
   ReceiverPolicy policy;
   ContentHash* sender_hash = nullptr;  // null: the state machines' own
@@ -264,11 +275,7 @@ TEST_F(FileTransferTest, RefusesOverMaxSizeAndOverFreeSpace) {
 // its old bytes do not stay in front of the new ones (the sink appends).
 TEST_F(FileTransferTest, UnreadablePartialFileStartsOverEmpty) {
   const std::string data = Rng(11).bytes(300'000);
-  Pump cut;
-  cut.cut_after = 120'000;
-  EXPECT_FALSE(send("bad.bin", data, cut).ok);
-  ASSERT_EQ(sink.partials.size(), 1u);
-  ASSERT_GT(sink.partials.begin()->second.size(), 0u);
+  ASSERT_GT(interrupted_send("bad.bin", data, 120'000).size(), 0u);
   sink.unreadable_prefix = true;
   const auto again = send("bad.bin", data);
   EXPECT_TRUE(again.ok) << again.error;
@@ -291,11 +298,7 @@ TEST_F(FileTransferTest, PartialFileLongerThanTheOfferIsCut) {
 // stay for a resume once there is room.
 TEST_F(FileTransferTest, RefusalForSpaceKeepsAPartialFileWithData) {
   const std::string data = Rng(9).bytes(400'000);
-  Pump cut;
-  cut.cut_after = 150'000;
-  EXPECT_FALSE(send("later.bin", data, cut).ok);
-  ASSERT_EQ(sink.partials.size(), 1u);
-  const std::string held = sink.partials.begin()->second;
+  const std::string held = interrupted_send("later.bin", data, 150'000);
   ASSERT_GT(held.size(), 0u);
   sink.free = 1000;
   const auto refused = send("later.bin", data);

@@ -117,6 +117,19 @@ class TwoHosts : public ::testing::Test {
     return {*client, server.value_or(0)};
   }
 
+  // Writes `data` from `written` on through b's `client` and reads a's
+  // `server` into `got` until all of it arrived (false: not within 60 s).
+  bool stream_through(SocketId client, SocketId server, const std::string& data, size_t& written,
+                      std::string& got) {
+    return run_until(
+        [&] {
+          written += b_.write(client, std::string_view(data).substr(written), now_);
+          got += read_all(a_, server);
+          return got.size() == data.size();
+        },
+        60s);
+  }
+
   bool saw(const std::vector<std::pair<SocketId, SocketEvent>>& events, SocketId id,
            SocketEvent e) {
     for (const auto& [i, ev] : events) {
@@ -251,13 +264,7 @@ TEST_F(TwoHosts, BulkTransferIsByteExact) {
   const std::string data = Rng(seed_from_env("TINYTCP_SEED", 3)).bytes(2'000'000);
   size_t written = 0;
   std::string got;
-  ASSERT_TRUE(run_until(
-      [&] {
-        written += b_.write(client, std::string_view(data).substr(written), now_);
-        got += read_all(a_, server);
-        return got.size() == data.size();
-      },
-      60s));
+  ASSERT_TRUE(stream_through(client, server, data, written, got));
   EXPECT_EQ(got, data);
 }
 
@@ -287,13 +294,7 @@ TEST_F(AutotunedHosts, WriteTakesWhatTheWindowNeedsAndWritableFollows) {
       },
       5s));
   EXPECT_GT(b_.info(client)->writable_bytes, 0u);
-  ASSERT_TRUE(run_until(
-      [&] {
-        written += b_.write(client, std::string_view(data).substr(written), now_);
-        got += read_all(a_, server);
-        return got.size() == data.size();
-      },
-      60s));
+  ASSERT_TRUE(stream_through(client, server, data, written, got));
   EXPECT_EQ(got, data);
 }
 

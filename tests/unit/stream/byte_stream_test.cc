@@ -179,6 +179,20 @@ TEST(ByteStreamTest, CapacityZeroTakesNothing) {
 }
 
 // Random pushes and pops against a std::string model.
+// The model tests' read step: peek() shows a non-empty prefix of the model
+// (unless it is empty), then pop(n) moves up to n bytes from the model to `read`.
+void peek_then_pop(ByteStream& s, uint64_t n, std::string& model, std::string& read,
+                   const Rng& rng) {
+  const auto view = s.peek();
+  ASSERT_LE(view.size(), model.size()) << "seed " << rng.seed();
+  ASSERT_EQ(view, std::string_view(model).substr(0, view.size())) << "seed " << rng.seed();
+  ASSERT_TRUE(!view.empty() || model.empty()) << "seed " << rng.seed();
+  const uint64_t popped = std::min<uint64_t>(n, model.size());
+  read += model.substr(0, popped);
+  model.erase(0, popped);
+  s.pop(n);
+}
+
 TEST(ByteStreamTest, PropertyMatchesStringModel) {
   const uint64_t base_seed = seed_from_env("TINYTCP_SEED", 1);
   for (uint64_t trial = 0; trial < 1000; ++trial) {
@@ -197,15 +211,7 @@ TEST(ByteStreamTest, PropertyMatchesStringModel) {
         model += data.substr(0, want);
         written += data.substr(0, want);
       } else {
-        const uint64_t n = rng.uniform(0, capacity);
-        const auto view = s.peek();
-        ASSERT_LE(view.size(), model.size()) << "seed " << rng.seed();
-        ASSERT_EQ(view, std::string_view(model).substr(0, view.size())) << "seed " << rng.seed();
-        ASSERT_TRUE(!view.empty() || model.empty()) << "seed " << rng.seed();
-        const uint64_t popped = std::min<uint64_t>(n, model.size());
-        read += model.substr(0, popped);
-        model.erase(0, popped);
-        s.pop(n);
+        ASSERT_NO_FATAL_FAILURE(peek_then_pop(s, rng.uniform(0, capacity), model, read, rng));
       }
       ASSERT_EQ(s.bytes_buffered(), model.size()) << "seed " << rng.seed();
       ASSERT_EQ(s.available_capacity(), capacity - model.size()) << "seed " << rng.seed();
@@ -279,17 +285,7 @@ TEST(ByteStreamTest, PropertyMatchesStringModelWhileTheRingGrows) {
         written += pending.substr(0, n);
         pending.erase(0, n);
       } else {
-        const uint64_t n = rng.uniform(0, capacity);
-        const auto view = s.peek();
-        ASSERT_EQ(view, std::string_view(model).substr(0, view.size())) << "seed " << rng.seed();
-        ASSERT_TRUE(!view.empty() || model.empty()) << "seed " << rng.seed();
-        const uint64_t popped = std::min<uint64_t>(n, model.size());
-        read += model.substr(0, popped);
-        model.erase(0, popped);
-        s.pop(n);
-        if (model.empty() && pending.empty()) {
-          continue;
-        }
+        ASSERT_NO_FATAL_FAILURE(peek_then_pop(s, rng.uniform(0, capacity), model, read, rng));
       }
       ASSERT_EQ(s.bytes_buffered(), model.size()) << "seed " << rng.seed();
       ASSERT_LE(s.ring_bytes(), capacity) << "seed " << rng.seed();
