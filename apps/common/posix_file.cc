@@ -358,13 +358,13 @@ Expected<bool, std::string> PosixFileSink::write(std::string_view data) {
 
 Expected<bool, std::string> PosixFileSink::drain_writes() {
   writer_.drain();
-  // pread, ftruncate and the tail need no alignment.
-  if (!write_failed_.load(std::memory_order_acquire) && !use_direct(false)) {
-    return make_unexpected(
-        fmt::format("{}: cannot clear O_DIRECT: {}", partial_path_, errno_text(errno)));
-  }
   if (write_failed_.load(std::memory_order_acquire)) {
     return make_unexpected(write_error_);
+  }
+  // pread, ftruncate and the tail need no alignment.
+  if (!use_direct(false)) {
+    return make_unexpected(
+        fmt::format("{}: cannot clear O_DIRECT: {}", partial_path_, errno_text(errno)));
   }
   return true;
 }
