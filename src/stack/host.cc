@@ -126,7 +126,11 @@ Host::Host(HostConfig config, Output output)
       ports_(make_secret(config_.secret) + "ports"),
       icmp_(config_.icmp),
       reassembler_(config_.reassembly),
-      out_buffer_(kMaxDatagram) {}
+      out_buffer_(kMaxDatagram) {
+  // Every SYN and SYN-ACK needs an HMAC (its ISN): set OpenSSL up now, not
+  // while a peer waits for the first answer.
+  warm_up_crypto();
+}
 
 Host::~Host() = default;
 

@@ -2,8 +2,11 @@
 
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
-#include <openssl/rand.h>
 
+#include <sys/random.h>
+
+#include <cerrno>
+#include <cstring>
 #include <stdexcept>
 
 #include "util/check.hh"
@@ -94,10 +97,24 @@ Sha256Digest hmac_sha256(std::string_view key, std::string_view data) {
 
 std::string secure_random_bytes(size_t n) {
   std::string out(n, '\0');
-  if (n > 0 && RAND_bytes(reinterpret_cast<unsigned char*>(out.data()), static_cast<int>(n)) != 1) {
-    throw std::runtime_error("RAND_bytes failed: the system CSPRNG is unavailable");
+  size_t got = 0;
+  while (got < n) {
+    // getrandom(2) blocks only until the pool is first initialized at boot,
+    // and reads of up to 256 bytes are never short; loop for the rest.
+    const ssize_t r = ::getrandom(out.data() + got, n - got, 0);
+    if (r < 0) {
+      if (errno == EINTR) {
+        continue;
+      }
+      throw std::runtime_error(std::string("getrandom failed: ") + std::strerror(errno));
+    }
+    got += static_cast<size_t>(r);
   }
   return out;
+}
+
+void warm_up_crypto() {
+  static_cast<void>(hmac_sha256("warm", "up"));
 }
 
 }  // namespace tinytcp

@@ -44,8 +44,15 @@ std::string to_hex(const Sha256Digest& digest);
 // HMAC-SHA-256 of `data` under `key`.
 Sha256Digest hmac_sha256(std::string_view key, std::string_view data);
 
-// `n` bytes from the operating system's CSPRNG (for secrets made at start-up,
-// never on a hot path). Throws std::runtime_error if the CSPRNG fails.
+// `n` bytes from the kernel's CSPRNG (getrandom(2), for secrets made at
+// start-up, never on a hot path). Throws std::runtime_error if it fails.
+// Not OpenSSL's RAND_bytes: its DRBG costs about 0.5 ms to set up on first
+// use, which a connecting host would pay before its first SYN.
 std::string secure_random_bytes(size_t n);
+
+// OpenSSL 3 sets up its default provider on the first digest, about 0.7 ms
+// here. A listener calls this at start-up so that the first SYN it answers
+// (whose ISN is an HMAC) does not pay it.
+void warm_up_crypto();
 
 }  // namespace tinytcp
