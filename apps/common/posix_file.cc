@@ -65,12 +65,12 @@ Expected<size_t, std::string> PosixFileSource::read(uint64_t offset, char* out, 
 }
 
 Sha256Digest PosixFileSource::file_id() {
-  constexpr uint64_t kEdge = 1 << 20;
   Sha256 hash;
   std::string size_text = std::to_string(size_);
   hash.update(size_text);
-  std::string buf(kEdge, '\0');
-  for (const uint64_t at : {uint64_t{0}, size_ > kEdge ? size_ - kEdge : uint64_t{0}}) {
+  std::string buf(kIdEdgeBytes, '\0');
+  for (const uint64_t at :
+       {uint64_t{0}, size_ > kIdEdgeBytes ? size_ - kIdEdgeBytes : uint64_t{0}}) {
     const auto got = read(at, buf.data(), buf.size());
     if (!got) {
       throw std::runtime_error(fmt::format("cannot read the file: {}", got.error()));

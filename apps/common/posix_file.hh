@@ -51,8 +51,12 @@ class PosixFileSource : public proto::FileSource {
 
   uint64_t size() const override { return size_; }
   Expected<size_t, std::string> read(uint64_t offset, char* out, size_t n) override;
-  // The protocol's file id: SHA-256 of the size and the first and last MiB
-  // (two reads, whatever the size).
+  // The protocol's file id: SHA-256 of the size (decimal) and the first and
+  // last kIdEdgeBytes (two reads, whatever the size; they overlap in a file
+  // shorter than two edges). It only names the receiver's partial file:
+  // resume is proven by the prefix's SHA-256, so the id need not cover every
+  // byte, and it is on the critical path (the OFFER waits for it).
+  static constexpr uint64_t kIdEdgeBytes = 64 * 1024;
   Sha256Digest file_id();
 
  private:

@@ -76,7 +76,7 @@ struct Offer {
   uint64_t size = 0;
   // Identifies this file's content for resume: partial files are kept under
   // it. Any digest the sender derives from the file (file-send: SHA-256 of
-  // the size and the first and last MiB).
+  // the size and the first and last 64 KiB).
   Sha256Digest file_id{};
 };
 

@@ -138,6 +138,41 @@ class PosixFileSinkTest : public ::testing::Test {
   fs::path root_, out_, outside_;
 };
 
+TEST_F(PosixFileSinkTest, FileIdCoversTheSizeAndBothEdges) {
+  constexpr size_t kEdge = PosixFileSource::kIdEdgeBytes;
+  const auto id_of = [&](const std::string& data) {
+    const fs::path p = root_ / "id-probe";
+    spit(p, data);
+    return PosixFileSource(p.string()).file_id();
+  };
+  std::string data(3 * kEdge + 17, 'a');
+  for (size_t i = 0; i < data.size(); ++i) {
+    data[i] = static_cast<char>('a' + i % 23);
+  }
+  const auto id = id_of(data);
+  // Exactly: SHA-256 over the decimal size, the first edge, the last edge.
+  EXPECT_EQ(id, sha256(std::to_string(data.size()) + data.substr(0, kEdge) +
+                       data.substr(data.size() - kEdge)));
+  EXPECT_EQ(id_of(data), id);  // stable
+
+  std::string changed = data;
+  changed[0] ^= 1;  // first edge
+  EXPECT_NE(id_of(changed), id);
+  changed = data;
+  changed[data.size() - 1] ^= 1;  // last edge
+  EXPECT_NE(id_of(changed), id);
+  changed = data;
+  // Between the edges: the same id (resume checks the prefix's SHA-256, not
+  // the id).
+  changed[kEdge + 5] ^= 1;
+  EXPECT_EQ(id_of(changed), id);
+  EXPECT_NE(id_of(data + "x"), id);  // the size
+
+  // A short file: both reads cover it whole.
+  EXPECT_EQ(id_of("tiny"), sha256("4tinytiny"));
+  EXPECT_EQ(id_of(""), sha256("0"));
+}
+
 TEST_F(PosixFileSinkTest, RecreatesATree) {
   const std::string unicode = "r\xc3\xa9sum\xc3\xa9 \xe2\x98\x83.txt";
   const auto outcomes = send({{"t/", ""},

@@ -384,7 +384,7 @@ TEST_F(FileTransferTest, DigestIsComputedWhileSending) {
 
 TEST_F(FileTransferTest, ChangedFileUnderTheSameIdIsCaughtByThePrefixHash) {
   // The id only picks the partial file: a file that changed but kept its id
-  // (same size, same first and last MiB) is still never spliced.
+  // (same size, same first and last 64 KiB) is still never spliced.
   const std::string original = Rng(9).bytes(300'000);
   Pump cut;
   cut.cut_after = 150'000;
