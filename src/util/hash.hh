@@ -51,8 +51,8 @@ Sha256Digest hmac_sha256(std::string_view key, std::string_view data);
 std::string secure_random_bytes(size_t n);
 
 // OpenSSL 3 sets up its default provider on the first digest, about 0.7 ms
-// here. A listener calls this at start-up so that the first SYN it answers
-// (whose ISN is an HMAC) does not pay it.
+// here. stack::Host calls this when it is made, so that the first SYN it
+// answers (whose ISN is an HMAC) does not pay it.
 void warm_up_crypto();
 
 }  // namespace tinytcp
