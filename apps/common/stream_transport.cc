@@ -45,6 +45,8 @@ tcp::TcpConfig transfer_tcp_config(const TransportOptions& options) {
   config.autotune_send_buffer = true;
   config.receive_buffer_bytes = 8 << 20;
   config.max_retransmissions = 1000;
+  config.max_syn_retransmissions = 1000;
+  config.max_syn_ack_retransmissions = 1000;
   // Lossy-link timers: a lost SYN or retransmission is the expected case, not
   // a sign of a slow path (docs/file-transfer.md, "Timers").
   config.rto_initial = std::chrono::milliseconds(100);

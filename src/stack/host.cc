@@ -47,6 +47,8 @@ const char* to_string(HostDrop d) {
       return "no connection (reset sent)";
     case HostDrop::SynBacklogFull:
       return "SYN backlog full";
+    case HostDrop::BadCookie:
+      return "ACK with a bad SYN cookie (reset sent)";
     case HostDrop::AcceptQueueFull:
       return "accept queue full";
     case HostDrop::SocketLimit:
@@ -123,6 +125,7 @@ Host::Host(HostConfig config, Output output)
     : config_(std::move(config)),
       output_(std::move(output)),
       isn_(make_secret(config_.secret) + "isn"),
+      cookies_(make_secret(config_.secret) + "cookies"),
       ports_(make_secret(config_.secret) + "ports"),
       icmp_(config_.icmp),
       reassembler_(config_.reassembly),
@@ -173,16 +176,24 @@ void Host::transmit(SocketId id, const tcp::TcpSegment& segment) {
   emit(w.written());
 }
 
-Host::Socket& Host::make_socket(const FourTuple& tuple, SocketId listener, Instant now) {
+uint32_t Host::timestamp_offset(const FourTuple& tuple) const {
+  return isn_.timestamp_offset(tuple.local_ip.value, tuple.remote_ip.value);
+}
+
+Host::Socket& Host::make_socket(const FourTuple& tuple, SocketId listener, Instant now,
+                                std::optional<tcp::Wrap32> isn) {
   const SocketId id = next_id_++;
   auto socket = std::make_unique<Socket>();
   socket->id = id;
   socket->tuple = tuple;
   socket->parent = listener;
-  const tcp::Wrap32 isn = isn_.generate(tuple.local_ip.value, tuple.local_port,
-                                        tuple.remote_ip.value, tuple.remote_port, now);
+  if (!isn) {
+    isn = isn_.generate(tuple.local_ip.value, tuple.local_port, tuple.remote_ip.value,
+                        tuple.remote_port, now);
+  }
   socket->conn = std::make_unique<tcp::TcpConnection>(
-      config_.tcp, isn, [this, id](const tcp::TcpSegment& seg) { transmit(id, seg); });
+      config_.tcp, *isn, [this, id](const tcp::TcpSegment& seg) { transmit(id, seg); },
+      timestamp_offset(tuple));
   Socket& ref = *socket;
   sockets_.emplace(id, std::move(socket));
   by_tuple_.emplace(tuple, id);
@@ -411,29 +422,89 @@ void Host::on_tcp(const wire::Ipv4View& ip, Instant now) {
     return;
   }
   const tcp::TcpSegment& seg = in->segment;
-  if (seg.syn && !seg.ack && !seg.rst && !seg.fin) {
-    if (const auto l = listener_by_port_.find(in->tuple.local_port); l != listener_by_port_.end()) {
-      Socket& listener = *find(l->second);
-      if (sockets_.size() >= config_.max_sockets) {
-        stats_.drops.count(HostDrop::SocketLimit);
-        return;
-      }
-      if (listener.listener->half_open >= listener.listener->backlog) {
-        stats_.drops.count(HostDrop::SynBacklogFull);
-        return;
-      }
-      Socket& s = make_socket(in->tuple, listener.id, now);
-      s.half_open = true;
-      ++listener.listener->half_open;
-      s.conn->listen();
-      s.conn->receive(seg, now);
-      after_activity(s.id, now);
+  if (const auto l = listener_by_port_.find(in->tuple.local_port); l != listener_by_port_.end()) {
+    Socket& listener = *find(l->second);
+    if (seg.syn && !seg.ack && !seg.rst && !seg.fin) {
+      on_listener_syn(listener, *in, now);
+      return;
+    }
+    if (seg.ack && !seg.syn && !seg.rst && on_cookie_ack(listener, *in, now)) {
       return;
     }
   }
   stats_.drops.count(HostDrop::NoConnection);
   SPDLOG_DEBUG("host: no connection for {}", in->tuple);
   send_reset(*in);
+}
+
+void Host::on_listener_syn(Socket& listener, const InboundSegment& in, Instant now) {
+  if (sockets_.size() >= config_.max_sockets) {
+    stats_.drops.count(HostDrop::SocketLimit);
+    return;
+  }
+  if (listener.listener->half_open >= listener.listener->backlog) {
+    if (config_.syn_cookies) {
+      send_cookie_syn_ack(*listener.listener, in, now);
+    } else {
+      stats_.drops.count(HostDrop::SynBacklogFull);
+    }
+    return;
+  }
+  Socket& s = make_socket(in.tuple, listener.id, now);
+  s.half_open = true;
+  ++listener.listener->half_open;
+  s.conn->listen();
+  s.conn->receive(in.segment, now);
+  after_activity(s.id, now);
+}
+
+namespace {
+
+tcp::CookieTuple cookie_tuple(const FourTuple& t) {
+  return tcp::CookieTuple{t.local_ip.value, t.local_port, t.remote_ip.value, t.remote_port};
+}
+
+}  // namespace
+
+void Host::send_cookie_syn_ack(Listener& listener, const InboundSegment& in, Instant now) {
+  const uint32_t tsval_now = tcp::TcpSender::timestamp_clock(timestamp_offset(in.tuple), now);
+  const tcp::TcpSegment syn_ack =
+      cookies_.syn_ack(config_.tcp, cookie_tuple(in.tuple), in.segment, tsval_now, now);
+  BufferWriter w(out_buffer_.data(), out_buffer_.size());
+  if (serialize_datagram(syn_ack, in.tuple, config_.ttl, w)) {
+    ++stats_.syn_cookies_sent;
+    listener.last_cookie = now;
+    emit(w.written());
+  }
+}
+
+bool Host::on_cookie_ack(Socket& listener, const InboundSegment& in, Instant now) {
+  // Cookies are checked only while a listener has been sending them (as
+  // Linux's tcp_synq_no_recent_overflow): otherwise a blind attacker could
+  // try to guess one at any time.
+  const auto& last = listener.listener->last_cookie;
+  if (!last || now - *last > 2 * tcp::SynCookies::kPeriod) {
+    return false;
+  }
+  const auto syn = cookies_.rebuild_syn(cookie_tuple(in.tuple), in.segment, now);
+  if (!syn) {
+    stats_.drops.count(HostDrop::BadCookie);
+    SPDLOG_DEBUG("host: {} from {}", tcp::to_string(syn.error()), in.tuple);
+    send_reset(in);
+    return true;
+  }
+  if (sockets_.size() >= config_.max_sockets) {
+    stats_.drops.count(HostDrop::SocketLimit);
+    return true;
+  }
+  Socket& s = make_socket(in.tuple, listener.id, now, in.segment.ackno - 1);
+  s.half_open = true;
+  ++listener.listener->half_open;
+  ++stats_.syn_cookies_accepted;
+  s.conn->open_from_cookie(*syn, now);
+  s.conn->receive(in.segment, now);
+  after_activity(s.id, now);
+  return true;
 }
 
 void Host::tick(Instant now) {
@@ -513,7 +584,7 @@ Expected<SocketId, SocketError> Host::listen(uint16_t port, size_t backlog) {
   auto socket = std::make_unique<Socket>();
   socket->id = id;
   socket->tuple = FourTuple{config_.address, port, {}, 0};
-  socket->listener = Listener{port, backlog == 0 ? config_.default_backlog : backlog, 0, {}};
+  socket->listener = Listener{port, backlog == 0 ? config_.default_backlog : backlog, 0, {}, {}};
   sockets_.emplace(id, std::move(socket));
   listener_by_port_.emplace(port, id);
   return id;

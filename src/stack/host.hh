@@ -33,6 +33,7 @@
 #include "stack/four_tuple.hh"
 #include "stack/port_allocator.hh"
 #include "tcp/isn.hh"
+#include "tcp/syn_cookie.hh"
 #include "tcp/tcp_config.hh"
 #include "tcp/tcp_connection.hh"
 #include "util/counters.hh"
@@ -49,6 +50,9 @@ struct HostConfig {
   tcp::TcpConfig tcp;
   size_t max_sockets = 4096;  // connections and listeners together
   size_t default_backlog = 128;
+  // RFC 4987 §3.6: when a listener's SYN queue is full, answer SYNs with a
+  // cookie instead of dropping them (tcp::SynCookies).
+  bool syn_cookies = true;
   uint8_t ttl = 64;
   std::string secret;  // >= 16 bytes for ISNs and ports; empty: fresh random bytes
   net::IcmpResponder::Config icmp;
@@ -75,7 +79,8 @@ enum class HostDrop {
   BadIcmp,
   IcmpIgnored,      // ICMP other than echo request (errors are not yet acted on)
   NoConnection,     // TCP for no connection or listener (answered with RST)
-  SynBacklogFull,   // SYN while the listener has `backlog` half-open connections
+  SynBacklogFull,   // SYN while `backlog` are half-open and syn_cookies is off
+  BadCookie,        // ACK for a listener that sent cookies, not a valid cookie (reset)
   AcceptQueueFull,  // handshake completed while `backlog` wait for accept() (reset)
   SocketLimit,      // SYN while max_sockets exist
   kCount,
@@ -89,6 +94,8 @@ struct HostStats {
   uint64_t echo_replies = 0;
   uint64_t icmp_errors_sent = 0;
   uint64_t connections_opened = 0;  // active and passive, reaching ESTABLISHED
+  uint64_t syn_cookies_sent = 0;
+  uint64_t syn_cookies_accepted = 0;  // connections made from a returned cookie
   EnumCounters<HostDrop> drops;
 };
 
@@ -165,6 +172,7 @@ class Host {
     size_t backlog = 0;
     size_t half_open = 0;
     std::deque<SocketId> ready;
+    std::optional<Instant> last_cookie;  // when a SYN was last answered with a cookie
   };
 
   void on_ipv4(const wire::Ipv4View& ip, std::string_view bytes, Instant now);
@@ -173,6 +181,11 @@ class Host {
   void send_error(uint8_t type, uint8_t code, const wire::Ipv4View& ip, std::string_view bytes,
                   Instant now);
   void send_reset(const InboundSegment& in);
+  void on_listener_syn(Socket& listener, const InboundSegment& in, Instant now);
+  void send_cookie_syn_ack(Listener& listener, const InboundSegment& in, Instant now);
+  // An ACK for no connection on a listener's port that may carry a cookie:
+  // true if it was taken (a connection made, or dropped and counted).
+  bool on_cookie_ack(Socket& listener, const InboundSegment& in, Instant now);
   void emit(std::string_view datagram);
 
   Socket* find(SocketId id);
@@ -180,7 +193,11 @@ class Host {
   // A socket the application still holds (not closed by it).
   Socket* find_open(SocketId id);
   const Socket* find_open(SocketId id) const;
-  Socket& make_socket(const FourTuple& tuple, SocketId listener, Instant now);
+  // A connection socket; its ISN from the RFC 6528 generator unless given
+  // (a SYN cookie).
+  Socket& make_socket(const FourTuple& tuple, SocketId listener, Instant now,
+                      std::optional<tcp::Wrap32> isn = std::nullopt);
+  uint32_t timestamp_offset(const FourTuple& tuple) const;
   void transmit(SocketId id, const tcp::TcpSegment& segment);
   // After anything touched a connection: events, accept queue, timers, reclaim.
   void after_activity(SocketId id, Instant now);
@@ -193,6 +210,7 @@ class Host {
   Output output_;
   EventCallback on_event_;
   tcp::IsnGenerator isn_;
+  tcp::SynCookies cookies_;
   PortAllocator ports_;
   net::IcmpResponder icmp_;
   net::Ipv4Reassembler reassembler_;

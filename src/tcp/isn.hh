@@ -23,6 +23,12 @@ class IsnGenerator {
 
   Wrap32 generate(uint32_t local_ip, uint16_t local_port, uint32_t remote_ip, uint16_t remote_port,
                   Instant now) const;
+  // The offset of our TSval clock for connections between two addresses
+  // (RFC 7323 §7.1): keyed, so TSval tells a peer neither our uptime nor the
+  // ISN's hash; per address pair, as Linux's tsoffset, so the TSvals a peer
+  // sees from us only grow from one connection to the next (what RFC 6191
+  // TIME-WAIT reuse relies on).
+  uint32_t timestamp_offset(uint32_t local_ip, uint32_t remote_ip) const;
 
   // The two terms, for tests.
   static uint32_t timer(Instant now);

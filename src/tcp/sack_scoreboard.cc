@@ -257,6 +257,33 @@ void SackScoreboard::on_retransmitted(size_t i, Instant now) {
   }
 }
 
+void SackScoreboard::split(size_t i, uint32_t first_length) {
+  TINYTCP_DCHECK(i < queue_.size() && !queue_[i].sacked);
+  TINYTCP_DCHECK(first_length > 0 && first_length < queue_[i].length);
+  OutstandingSegment second = queue_[i];
+  second.start += first_length;
+  second.length -= first_length;
+  second.syn = false;
+  queue_[i].length = first_length;
+  queue_[i].fin = false;
+  // Open a slot at i + 1: rare (the option room shrank while the segment
+  // was out), so moving the entries after it is fine.
+  queue_.push_back(queue_.back());
+  for (size_t k = queue_.size() - 2; k > i + 1; --k) {
+    queue_[k] = queue_[k - 1];
+  }
+  queue_[i + 1] = second;
+  lost_segments_ += second.lost ? 1u : 0u;
+  rexmit_segments_ += second.rexmit ? 1u : 0u;
+  if (loss_index_ > i) {
+    ++loss_index_;
+  }
+  if (rexmit_index_ > i + 1) {
+    ++rexmit_index_;
+  }
+  cache_count_ = 0;  // cached blocks were walked over the old entries
+}
+
 bool SackScoreboard::mark_lost_by_time(size_t i) {
   OutstandingSegment& seg = queue_[i];
   if (seg.sacked || (seg.lost && !seg.rexmit)) {

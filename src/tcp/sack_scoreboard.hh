@@ -94,6 +94,11 @@ class SackScoreboard {
   std::optional<size_t> next_lost();
   // Records a retransmission of entry `i`.
   void on_retransmitted(size_t i, Instant now);
+  // Cuts entry `i` (not sacked) after `first_length` of its sequence space
+  // into two entries with its state, so that a segment sent when it fitted
+  // can be retransmitted in pieces that fit now (Linux's tcp_fragment). The
+  // SYN stays with the first piece, the FIN with the second.
+  void split(size_t i, uint32_t first_length);
 
   // RFC 8985 §6.2 step 5 (RACK): marks entry `i` lost by its send time. An
   // entry already retransmitted is a lost retransmission: it becomes a

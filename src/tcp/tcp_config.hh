@@ -62,6 +62,13 @@ struct TcpConfig {
   Duration rto_min = std::chrono::milliseconds(200);
   Duration rto_max = std::chrono::seconds(60);
   uint32_t max_retransmissions = 15;  // consecutive, before giving up
+  // The handshake gives up sooner, as Linux does: our SYN after 6
+  // retransmissions (tcp_syn_retries: connect() to a black hole fails after
+  // about 127 s with the 1 s initial RTO), our SYN-ACK after 5
+  // (tcp_synack_retries: about 63 s), so spoofed SYNs cannot hold a
+  // listener's SYN queue for minutes.
+  uint32_t max_syn_retransmissions = 6;
+  uint32_t max_syn_ack_retransmissions = 5;
   // The first `linear_timeouts` consecutive timeouts keep the RTO instead of
   // doubling it (RFC 6298 §5.5 doubles from the first; Linux's thin-stream
   // tcp_thin_linear_timeouts keeps 6). On a link with heavy random loss a

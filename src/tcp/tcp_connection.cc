@@ -98,8 +98,12 @@ const char* to_string(ConnectionDrop drop) {
   return "unknown";
 }
 
-TcpConnection::TcpConnection(const TcpConfig& config, Wrap32 isn, Transmit transmit)
-    : config_(config), transmit_(std::move(transmit)), sender_(config, isn), receiver_(config) {}
+TcpConnection::TcpConnection(const TcpConfig& config, Wrap32 isn, Transmit transmit,
+                             std::optional<uint32_t> ts_offset)
+    : config_(config),
+      transmit_(std::move(transmit)),
+      sender_(config, isn, ts_offset),
+      receiver_(config) {}
 
 bool TcpConnection::synchronized() const {
   return state_ != TcpState::Closed && state_ != TcpState::Listen && state_ != TcpState::SynSent;
@@ -120,6 +124,17 @@ void TcpConnection::listen() {
   if (state_ == TcpState::Closed && !sender_.syn_sent()) {
     state_ = TcpState::Listen;
   }
+}
+
+void TcpConnection::open_from_cookie(const TcpSegment& syn, Instant now) {
+  if (state_ != TcpState::Closed || sender_.syn_sent()) {
+    return;
+  }
+  negotiate(syn);
+  receiver_.on_syn(syn, now);
+  sender_.set_passive_open();
+  sender_.restore_syn(now);
+  state_ = TcpState::SynReceived;
 }
 
 void TcpConnection::shutdown_write(Instant now) {
@@ -214,6 +229,7 @@ void TcpConnection::on_listen(const TcpSegment& segment, Instant now) {
   }
   negotiate(segment);
   receiver_.on_syn(segment, now);
+  sender_.set_passive_open();
   state_ = TcpState::SynReceived;
   // Data on the SYN is queued (RFC 9293 §3.10.7.2: "queued for processing later").
   receiver_.receive(segment, now);
@@ -430,6 +446,7 @@ void TcpConnection::tick(Instant now) {
     flush_ack(now);
     return;
   }
+  sender_.set_sack_option_bytes(static_cast<uint32_t>(receiver_.sack_option_bytes()));
   sender_.tick(now, [this](const TcpSegment& s) {
     TcpSegment copy = s;
     complete(copy);
@@ -526,6 +543,7 @@ void TcpConnection::push(Instant now) {
     default:
       return;
   }
+  sender_.set_sack_option_bytes(static_cast<uint32_t>(receiver_.sack_option_bytes()));
   sender_.push(now, [this](const TcpSegment& s) {
     TcpSegment copy = s;
     complete(copy);
@@ -605,6 +623,17 @@ void TcpConnection::complete(TcpSegment& segment) {
     }
   }
   receiver_.fill(segment);
+  if (!segment.syn) {
+    // A segment sized before the receiver held more SACK blocks (a
+    // retransmission) keeps within the MSS by carrying fewer: never a
+    // datagram the path cannot take (RFC 6691).
+    const size_t room = sender_.segment_room();
+    while (segment.options.sack_count > 0 &&
+           segment.payload.size() + non_syn_option_bytes(segment.options) > room) {
+      --segment.options.sack_count;
+      ++stats_.sack_blocks_trimmed;
+    }
+  }
 }
 
 void TcpConnection::emit(const TcpSegment& segment) {

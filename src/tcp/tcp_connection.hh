@@ -89,6 +89,8 @@ struct ConnectionStats {
   uint64_t acks_out = 0;   // segments without payload, SYN, FIN or RST
   uint64_t resets_out = 0;
   uint64_t challenge_acks = 0;
+  // SACK blocks left off a segment so that payload and options fit the MSS.
+  uint64_t sack_blocks_trimmed = 0;
   EnumCounters<ConnectionDrop> drops;
 };
 
@@ -117,13 +119,20 @@ class TcpConnection {
  public:
   using Transmit = std::function<void(const TcpSegment&)>;
 
-  // A connection in CLOSED; connect() or listen() opens it.
-  TcpConnection(const TcpConfig& config, Wrap32 isn, Transmit transmit);
+  // A connection in CLOSED; connect() or listen() opens it. `ts_offset`: see
+  // TcpSender (the Host passes IsnGenerator::timestamp_offset).
+  TcpConnection(const TcpConfig& config, Wrap32 isn, Transmit transmit,
+                std::optional<uint32_t> ts_offset = std::nullopt);
 
   // Active open (RFC 9293 §3.10.1): sends the SYN, enters SYN-SENT.
   void connect(Instant now);
   // Passive open: LISTEN for one SYN.
   void listen();
+  // Passive open that a SYN cookie answered (SynCookies): straight from
+  // CLOSED to SYN-RECEIVED as if `syn` (rebuilt from the cookie) had
+  // arrived and our SYN-ACK with this connection's ISN had been sent. The
+  // ACK that carried the cookie is then handed to receive().
+  void open_from_cookie(const TcpSegment& syn, Instant now);
 
   // SEGMENT ARRIVES (RFC 9293 §3.10.7).
   void receive(const TcpSegment& segment, Instant now);

@@ -13,17 +13,6 @@ constexpr uint64_t kMaxWindowField = 0xffff;
 // RFC 7323 §5.5: TS.Recent is invalid after 24 days of idleness.
 constexpr Duration kTsRecentLifetime = std::chrono::hours(24 * 24);
 
-uint8_t shift_for(const TcpConfig& config) {
-  if (!config.window_scale) {
-    return 0;
-  }
-  uint8_t shift = 0;
-  while (shift < kMaxWindowShift && (kMaxWindowField << shift) < config.receive_buffer_bytes) {
-    ++shift;
-  }
-  return shift;
-}
-
 // With a scaled window the field counts units of 2^shift bytes, and RCV.NXT
 // moves by arbitrary amounts, so keeping the right edge where it was means
 // rounding the window up, past the buffer by less than one unit per ACK
@@ -53,10 +42,21 @@ const char* to_string(ReceiverDrop drop) {
 
 TcpReceiver::TcpReceiver(const TcpConfig& config)
     : config_(config),
-      announced_shift_(shift_for(config)),
+      announced_shift_(window_shift_for(config)),
       stream_(config.receive_buffer_bytes + ring_slack(config, announced_shift_)),
       reassembler_(stream_),
       rcv_mss_(std::min<uint64_t>(config.mss, 536)) {}
+
+uint8_t TcpReceiver::window_shift_for(const TcpConfig& config) {
+  if (!config.window_scale) {
+    return 0;
+  }
+  uint8_t shift = 0;
+  while (shift < kMaxWindowShift && (kMaxWindowField << shift) < config.receive_buffer_bytes) {
+    ++shift;
+  }
+  return shift;
+}
 
 std::optional<uint8_t> TcpReceiver::announced_window_shift() const {
   if (!config_.window_scale) {
@@ -283,6 +283,15 @@ void TcpReceiver::build_sack(TcpOptions& options) const {
   for (auto it = pending.rbegin(); it != pending.rend() && options.sack_count < limit; ++it) {
     add(it->first, it->second);
   }
+}
+
+size_t TcpReceiver::sack_option_bytes() const {
+  if (!sack_ || !irs_ || reassembler_.pending_ranges() == 0) {
+    return 0;
+  }
+  TcpOptions options;
+  build_sack(options);
+  return tcp::sack_option_bytes(options.sack_count);
 }
 
 void TcpReceiver::fill(TcpSegment& segment) {

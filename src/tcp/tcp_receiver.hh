@@ -61,6 +61,8 @@ class TcpReceiver {
   // The window-scale shift we announce on our SYN (RFC 7323 §2.3: the
   // smallest that covers the receive buffer, at most 14), if scaling is on.
   std::optional<uint8_t> announced_window_shift() const;
+  // The same for any receiver with `config` (0 without window scaling).
+  static uint8_t window_shift_for(const TcpConfig& config);
 
   // The handshake's outcome: what both sides agreed to (RFC 7323 §1.3: window
   // scaling only if both sent the option; likewise SACK and timestamps).
@@ -89,6 +91,9 @@ class TcpReceiver {
   // TSecr (when negotiated; TSval is the sender's). Records the advertised
   // right edge and clears any pending ACK.
   void fill(TcpSegment& segment);
+  // Option bytes the SACK blocks of the next fill() take (RFC 2018 §3), so
+  // the sender can leave room for them in a full-sized segment.
+  size_t sack_option_bytes() const;
 
   // RCV.NXT on the wire, once the SYN is in.
   std::optional<Wrap32> ackno() const;

@@ -37,6 +37,9 @@ struct Timestamps {
 
 struct TcpOptions {
   static constexpr size_t kMaxSackBlocks = 4;  // 40 option bytes fit at most 4
+  static constexpr size_t kMaxBytes = 40;      // RFC 9293 §3.1: data offset 15 words
+  // RFC 7323 §3.2 and Appendix A: timestamps take 10 bytes, 12 with NOP NOP.
+  static constexpr size_t kTimestampBytes = 12;
 
   std::optional<uint16_t> mss;          // SYN only (RFC 9293 §3.7.1)
   std::optional<uint8_t> window_scale;  // SYN only (RFC 7323 §2), shift count as sent
@@ -45,6 +48,19 @@ struct TcpOptions {
   std::array<SackBlock, kMaxSackBlocks> sack{};
   uint8_t sack_count = 0;
 };
+
+// Bytes `blocks` SACK blocks take on the wire: NOP NOP kind length, then 8
+// bytes a block (RFC 2018 §3).
+constexpr size_t sack_option_bytes(size_t blocks) {
+  return blocks == 0 ? 0 : 4 + 8 * blocks;
+}
+
+// Option bytes of a segment without SYN as wire/ lays them out: timestamps
+// and SACK blocks, the only options a synchronized segment carries.
+inline size_t non_syn_option_bytes(const TcpOptions& options) {
+  return (options.timestamps ? TcpOptions::kTimestampBytes : 0) +
+         sack_option_bytes(options.sack_count);
+}
 
 struct TcpSegment {
   Wrap32 seqno;

@@ -92,15 +92,16 @@ std::string_view to_string(SenderFailure f) {
   return "?";
 }
 
-TcpSender::TcpSender(const TcpConfig& config, Wrap32 isn)
+TcpSender::TcpSender(const TcpConfig& config, Wrap32 isn, std::optional<uint32_t> ts_offset)
     : config_(config),
       isn_(isn),
       outbound_(config.send_buffer_bytes),
       rtt_(config.rto_initial, config.rto_min, config.rto_max),
       smss_(effective_mss(config.mss, config.default_peer_mss, false)),
-      // RFC 7323 §5.4 suggests a random offset per connection; the ISN is
-      // one (RFC 6528), and keeps the sender deterministic in tests.
-      ts_offset_(isn.raw()) {
+      // RFC 7323 §7.1: an offset the peer cannot relate to our uptime or
+      // ISN (the Host keys one per address pair); without one, the ISN
+      // keeps in-memory tests deterministic.
+      ts_offset_(ts_offset.value_or(isn.raw())) {
   peer_.mss = config.default_peer_mss;
   const CongestionParams params{smss_, config.initial_window_segments};
   auto cc = make_congestion_control(config.congestion_control, params);
@@ -161,9 +162,17 @@ void TcpSender::set_peer_options(const PeerOptions& options) {
   scratch_.reserve(smss_);
 }
 
-uint32_t TcpSender::timestamp_value(Instant now) const {
+uint32_t TcpSender::timestamp_clock(uint32_t offset, Instant now) {
   const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now.since_epoch());
-  return ts_offset_ + static_cast<uint32_t>(ms.count());
+  return offset + static_cast<uint32_t>(ms.count());
+}
+
+uint32_t TcpSender::new_segment_payload() const {
+  // RFC 9293 §3.7.1 / RFC 6691: the options of a segment come out of the
+  // MSS. Timestamps are in smss_ already; the SACK blocks the receiver
+  // holds vary, so they are taken off each new segment (Linux's
+  // tcp_current_mss does the same).
+  return smss_ > sack_option_bytes_ + 1 ? smss_ - sack_option_bytes_ : 1;
 }
 
 uint64_t TcpSender::bytes_in_flight() const {
@@ -252,7 +261,25 @@ void TcpSender::send_syn(Instant now, const Transmit& transmit) {
   arm_rto(now);
 }
 
+void TcpSender::restore_syn(Instant now) {
+  syn_sent_ = true;
+  board_.add(0, 1, true, false, now);
+  board_.on_retransmitted(0, now);
+  stamp_rate(board_[0], true, now);
+  snd_nxt_ = 1;
+  unacked_since_ = now;
+  arm_rto(now);
+}
+
 void TcpSender::retransmit(size_t index, Instant now, const Transmit& transmit) {
+  // Sent when it fitted; since then the receiver may hold more SACK blocks
+  // than the segment leaves room for: retransmit the part that fits now.
+  const OutstandingSegment& whole = board_[index];
+  const uint32_t payload = whole.length - (whole.syn ? 1u : 0u) - (whole.fin ? 1u : 0u);
+  if (!whole.syn && payload > new_segment_payload()) {
+    board_.split(index, new_segment_payload());
+    ++stats_.retransmissions_split;
+  }
   const OutstandingSegment seg = board_[index];
   const bool pipe_was_empty = bytes_in_flight() == 0;
   board_.on_retransmitted(index, now);
@@ -321,7 +348,8 @@ void TcpSender::send_new_data(Instant now, const Transmit& transmit) {
       return;
     }
 
-    const uint64_t len = std::min<uint64_t>({pending, smss_, usable_wnd});
+    const uint64_t full = new_segment_payload();
+    const uint64_t len = std::min<uint64_t>({pending, full, usable_wnd});
     if (len == 0) {
       return;  // zero window (persist timer) or window full
     }
@@ -329,7 +357,7 @@ void TcpSender::send_new_data(Instant now, const Transmit& transmit) {
       cwnd_limited_ = true;
       return;
     }
-    if (len < smss_) {
+    if (len < full) {
       if (len < pending) {
         // RFC 9293 §3.8.6.2.1 sender SWS avoidance: a window-limited small
         // segment only when nothing is outstanding or it is half the largest
@@ -742,7 +770,10 @@ void TcpSender::on_rto(Instant now, const Transmit& transmit) {
     on_persist(now, transmit);  // the peer's window is shut: probe instead
     return;
   }
-  if (consecutive_retransmissions_ >= config_.max_retransmissions) {
+  const uint32_t limit = syn_acked()     ? config_.max_retransmissions
+                         : passive_open_ ? config_.max_syn_ack_retransmissions
+                                         : config_.max_syn_retransmissions;
+  if (consecutive_retransmissions_ >= limit) {
     fail(SenderFailure::MaxRetransmissions);
     return;
   }
@@ -1091,7 +1122,7 @@ bool TcpSender::send_probe_new_data(Instant now, const Transmit& transmit) {
   const uint64_t pending = pending_bytes();
   const uint64_t right_edge = snd_una_ + wnd_;
   const uint64_t usable_wnd = right_edge > snd_nxt_ ? right_edge - snd_nxt_ : 0;
-  const uint64_t len = std::min<uint64_t>({pending, smss_, usable_wnd});
+  const uint64_t len = std::min<uint64_t>({pending, new_segment_payload(), usable_wnd});
   if (fin_sent_ || len == 0) {
     return false;
   }

@@ -14,6 +14,7 @@
 //
 // Time comes in as `now`; `next_deadline()` says when `tick()` is next needed.
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <functional>
@@ -89,6 +90,8 @@ struct SenderStats {
   uint64_t zero_window_probes = 0;
   uint64_t keepalive_probes = 0;
   uint64_t dsack_blocks = 0;  // RFC 2883 duplicate reports (ignored)
+  // Retransmissions cut to leave room for SACK blocks (RFC 6691).
+  uint64_t retransmissions_split = 0;
   // Timestamp echoes of an earlier copy of a retransmitted segment, not used
   // as RTT samples.
   uint64_t ambiguous_rtt_samples = 0;
@@ -123,7 +126,10 @@ class TcpSender {
   // Called on every change of cwnd or of the RTT estimate (for plots).
   using Trace = std::function<void(Instant, const SenderState&)>;
 
-  TcpSender(const TcpConfig& config, Wrap32 isn);
+  // `ts_offset` is added to the millisecond clock for TSval (RFC 7323 §5.4,
+  // §7.1); nullopt uses the ISN (for tests only: it tells the peer our ISN's
+  // hash and our uptime).
+  TcpSender(const TcpConfig& config, Wrap32 isn, std::optional<uint32_t> ts_offset = std::nullopt);
   ~TcpSender();
   TcpSender(TcpSender&&) noexcept;
   TcpSender& operator=(TcpSender&&) noexcept;
@@ -146,6 +152,15 @@ class TcpSender {
   // negotiated, TSval set; the caller adds the acknowledgment side.
   void push(Instant now, const Transmit& transmit);
 
+  // Records our SYN as sent without sending it: a SYN cookie's SYN-ACK
+  // went out before this connection existed. Counted as a retransmission,
+  // so the handshake gives no RTT sample (RFC 6298 §3, Karn: when it was
+  // sent is not known).
+  void restore_syn(Instant now);
+  // Our SYN answers the peer's (it is a SYN-ACK): it gives up after
+  // TcpConfig::max_syn_ack_retransmissions, not max_syn_retransmissions.
+  void set_passive_open() { passive_open_ = true; }
+
   // The acknowledgment fields of an acceptable incoming segment: ACK flag and
   // ackno, window (raw, scaled here), SACK blocks, timestamp echo.
   AckResult receive(const TcpSegment& segment, Instant now);
@@ -160,7 +175,9 @@ class TcpSender {
   // The same with TSval set when timestamps were negotiated.
   TcpSegment make_empty_segment(Instant now) const;
   // Our RFC 7323 TSval at `now` (millisecond clock with a per-connection offset).
-  uint32_t timestamp_value(Instant now) const;
+  uint32_t timestamp_value(Instant now) const { return timestamp_clock(ts_offset_, now); }
+  // The TSval clock of any connection with offset `offset`.
+  static uint32_t timestamp_clock(uint32_t offset, Instant now);
 
   Wrap32 isn() const;
   Wrap32 next_seqno() const;      // SND.NXT
@@ -177,14 +194,26 @@ class TcpSender {
   SenderState state() const;
   void set_trace(Trace trace);
 
-  // Payload bytes per segment: min(peer MSS, our MSS) less timestamp option bytes.
+  // Payload bytes per segment: min(peer MSS, our MSS) less timestamp option
+  // bytes (the SMSS of congestion control).
   uint32_t max_payload() const { return smss_; }
+  // Option bytes the receiver's SACK blocks will add to our next segments
+  // (TcpReceiver::sack_option_bytes); new segments leave room for them.
+  void set_sack_option_bytes(uint32_t bytes) { sack_option_bytes_ = bytes; }
+  // Payload of a full-sized new segment now: max_payload() less the SACK
+  // option bytes.
+  uint32_t new_segment_payload() const;
+  // Bytes for payload and options together in one segment: min(our MSS,
+  // the peer's MSS) (RFC 6691).
+  uint32_t segment_room() const { return std::min<uint32_t>(config_.mss, peer_.mss); }
   bool in_recovery() const { return in_recovery_; }
   // RFC 6675 pipe: bytes presumed in the network.
   uint64_t bytes_in_flight() const;
   // TCP_NODELAY at run time.
   void set_nagle(bool on) { config_.nagle = on; }
   const CongestionControl& congestion_control() const { return *cc_; }
+  // What the handshake settled (after set_peer_options's clamping).
+  const PeerOptions& peer_options() const { return peer_; }
   // Replaces the algorithm made from TcpConfig::congestion_control (custom
   // algorithms, tests). Before the first data segment.
   void set_congestion_control(std::unique_ptr<CongestionControl> cc);
@@ -249,6 +278,7 @@ class TcpSender {
   SackScoreboard board_;
   PeerOptions peer_;
   uint32_t smss_;
+  uint32_t sack_option_bytes_ = 0;
   uint32_t ts_offset_;
 
   uint64_t snd_una_ = 0;  // absolute: 0 is the SYN
@@ -261,6 +291,7 @@ class TcpSender {
   bool syn_sent_ = false;
   bool fin_sent_ = false;
   bool syn_timed_out_ = false;
+  bool passive_open_ = false;
 
   // Loss recovery (RFC 5681 §3.2, RFC 6582, RFC 6675).
   bool in_recovery_ = false;

@@ -15,6 +15,8 @@
 #include <string>
 #include <utility>
 
+#include <gtest/gtest.h>
+
 #include "stack/tcp_codec.hh"
 #include "tcp/tcp_connection.hh"
 #include "util/random.hh"
@@ -29,6 +31,10 @@ struct LinkParams {
   double corrupt = 0;  // chance of flipping one to three bits
   Duration delay = std::chrono::milliseconds(10);
   Duration jitter{0};  // uniform extra delay in [0, jitter]
+  // IPv4 datagram size the link carries (20 bytes of IPv4 header added to
+  // each segment). A larger segment fails the running test: a real device
+  // would drop it (RFC 6691).
+  size_t mtu = 1500;
 };
 
 struct LinkStats {
@@ -38,12 +44,15 @@ struct LinkStats {
   uint64_t corrupted = 0;
   uint64_t checksum_drops = 0;  // corrupted and caught by parse_tcp
   uint64_t delivered = 0;
-  uint64_t filtered = 0;  // dropped by the test's filter
+  uint64_t filtered = 0;   // dropped by the test's filter
+  uint64_t oversized = 0;  // larger than the MTU (a test failure)
 };
 
 // One direction. Packets are bytes in flight, keyed by arrival time.
 class Link {
  public:
+  static constexpr size_t kIpv4HeaderBytes = 20;
+
   using Filter = std::function<bool(const tcp::TcpSegment&)>;  // true: drop it
 
   Link(LinkParams params, uint64_t seed, uint32_t src_ip, uint32_t dst_ip)
@@ -68,6 +77,13 @@ class Link {
     BufferWriter out(bytes.data(), bytes.size());
     TINYTCP_CHECK(stack::serialize_segment(segment, 1000, 2000, src_ip_, dst_ip_, out));
     bytes.resize(out.size());
+    if (bytes.size() + kIpv4HeaderBytes > params_.mtu) {
+      ++stats_.oversized;
+      ADD_FAILURE() << "segment of " << segment.payload.size() << " payload bytes and "
+                    << bytes.size() - segment.payload.size() << " header bytes exceeds MTU "
+                    << params_.mtu;
+      return;
+    }
     if (rng_.chance(params_.corrupt)) {
       ++stats_.corrupted;
       // One to three bits of one 16-bit word: the Internet checksum catches

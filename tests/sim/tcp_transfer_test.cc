@@ -30,6 +30,8 @@ TcpConfig sim_config() {
   c.msl = minutes(2);
   c.rto_max = seconds(8);
   c.max_retransmissions = 40;  // a 50% lossy link needs patience
+  c.max_syn_retransmissions = 40;
+  c.max_syn_ack_retransmissions = 40;
   return c;
 }
 
@@ -229,6 +231,12 @@ std::vector<TransferCase> transfer_cases() {
 
 INSTANTIATE_TEST_SUITE_P(Sim, TransferTest, ::testing::ValuesIn(transfer_cases()), case_name);
 
+// The comparisons below run each arm over the same seeds. Random loss on a
+// short transfer makes single runs vary tenfold, so they sum 24 seeds: few
+// enough to stay fast, enough that an ordinary change elsewhere (a segment a
+// few bytes shorter) does not flip the outcome.
+constexpr uint64_t kComparisonSeeds = 24;
+
 // RFC 8985: lost retransmissions and tail losses are found within about one
 // round trip instead of by the retransmission timer, so the same lossy link
 // and seeds see fewer timeouts and finish sooner than with RFC 6675 alone.
@@ -245,13 +253,15 @@ TEST(RackTransferTest, FewerTimeoutsThanRfc6675Alone) {
   uint64_t probes = 0;
   Duration time_off{0};
   Duration time_on{0};
-  for (uint64_t run = 0; run < 6; ++run) {
+  for (uint64_t run = 0; run < kComparisonSeeds; ++run) {
     c.rack = false;
     const TransferRun off = run_transfer(c, seed + run);
     c.rack = true;
     const TransferRun on = run_transfer(c, seed + run);
-    ASSERT_TRUE(off.done && off.data_done);
-    ASSERT_TRUE(on.done && on.data_done);
+    ASSERT_TRUE(off.done && off.data_done) << "seed " << seed + run << ": states " << off.states
+                                           << " after " << to_seconds(off.end - Instant{}) << " s";
+    ASSERT_TRUE(on.done && on.data_done) << "seed " << seed + run << ": states " << on.states
+                                         << " after " << to_seconds(on.end - Instant{}) << " s";
     EXPECT_TRUE(on.b.in == on.a.out);
     EXPECT_TRUE(on.a.in == on.b.out);
     EXPECT_EQ(off.sa.rack_marked_lost + off.sa.tlp_probes, 0u);
@@ -268,7 +278,8 @@ TEST(RackTransferTest, FewerTimeoutsThanRfc6675Alone) {
                   to_seconds(*on.data_done - Instant{}));
     }
   }
-  EXPECT_LT(rtos_on * 4, rtos_off * 3)
+  // Over 66 seeds 435 timeouts instead of 718; any 24 of them at least 10% fewer.
+  EXPECT_LT(rtos_on * 10, rtos_off * 9)
       << "timeouts with RACK-TLP " << rtos_on << ", without " << rtos_off;
   EXPECT_LT(time_on, time_off);
   EXPECT_GT(lost_retransmissions, 0u);
@@ -278,8 +289,8 @@ TEST(RackTransferTest, FewerTimeoutsThanRfc6675Alone) {
 // TcpConfig::recovery_probes: a retransmission lost at the tail of a window,
 // with nothing sent after it whose delivery would tell RACK, is probed after
 // 2 SRTT instead of waiting for the RTO. Same link and seeds, bbr as in the
-// file apps: fewer timeouts, and done in less than half the time (6.4 s
-// instead of 16.6 s over the six default seeds).
+// file apps: a third of the timeouts, and done in about 0.7 of the time
+// (over 66 seeds: 34 timeouts instead of 101, 46.7 s instead of 67.7 s).
 TEST(RackTransferTest, RecoveryProbesReplaceTimeouts) {
   const uint64_t seed = seed_from_env("TINYTCP_SEED", 20261122);
   SCOPED_TRACE("seed " + std::to_string(seed) + " (set TINYTCP_SEED to replay)");
@@ -289,13 +300,15 @@ TEST(RackTransferTest, RecoveryProbesReplaceTimeouts) {
   uint64_t probes = 0;
   Duration time_off{0};
   Duration time_on{0};
-  for (uint64_t run = 0; run < 6; ++run) {
+  for (uint64_t run = 0; run < kComparisonSeeds; ++run) {
     c.recovery_probes = false;
     const TransferRun off = run_transfer(c, seed + run);
     c.recovery_probes = true;
     const TransferRun on = run_transfer(c, seed + run);
-    ASSERT_TRUE(off.done && off.data_done);
-    ASSERT_TRUE(on.done && on.data_done);
+    ASSERT_TRUE(off.done && off.data_done) << "seed " << seed + run << ": states " << off.states
+                                           << " after " << to_seconds(off.end - Instant{}) << " s";
+    ASSERT_TRUE(on.done && on.data_done) << "seed " << seed + run << ": states " << on.states
+                                         << " after " << to_seconds(on.end - Instant{}) << " s";
     EXPECT_TRUE(on.b.in == on.a.out);
     EXPECT_TRUE(on.a.in == on.b.out);
     EXPECT_EQ(off.sa.recovery_probes, 0u);
@@ -316,7 +329,7 @@ TEST(RackTransferTest, RecoveryProbesReplaceTimeouts) {
   // (The timeouts left are those outside recovery: the handshake, the FIN, a
   // whole window lost.)
   EXPECT_LT(rtos_on, rtos_off) << "timeouts with probes " << rtos_on << ", without " << rtos_off;
-  EXPECT_LT(2 * time_on, time_off)
+  EXPECT_LT(5 * time_on, 4 * time_off)
       << "with probes " << to_seconds(time_on) << " s, without " << to_seconds(time_off) << " s";
   EXPECT_GT(probes, 0u);
 }

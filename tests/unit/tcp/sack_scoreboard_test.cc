@@ -189,6 +189,45 @@ TEST_F(SackScoreboardTest, TimeoutMarksEverythingUnsackedLost) {
   EXPECT_EQ(order, (std::vector<uint64_t>{1, 1001, 2001, 3001, 4001, 7001, 8001, 9001}));
 }
 
+TEST_F(SackScoreboardTest, SplitKeepsCountsAndOrder) {
+  send_ten();
+  sack({{5001, 7001}});
+  board.mark_all_lost();
+  const auto first = board.next_lost();
+  ASSERT_EQ(first, 0u);
+  board.split(0, 400);  // the lost front segment, in two
+  EXPECT_EQ(board.size(), 11u);
+  EXPECT_EQ(board.lost_bytes(), 8000u);
+  EXPECT_EQ(board.pipe(), 0u);
+  EXPECT_EQ(board.pipe_segments(), 0u);
+  EXPECT_EQ(board[0].length, 400u);
+  EXPECT_EQ(board[1].start, 401u);
+  EXPECT_EQ(board[1].length, 600u);
+  std::vector<uint64_t> order;
+  while (const auto i = board.next_lost()) {
+    order.push_back(board[*i].start);
+    board.on_retransmitted(*i, now);
+  }
+  EXPECT_EQ(order, (std::vector<uint64_t>{1, 401, 1001, 2001, 3001, 4001, 7001, 8001, 9001}));
+  EXPECT_EQ(board.pipe(), 8000u);
+  EXPECT_EQ(board.pipe_segments(), 9u);
+  // The pieces leave as a cumulative ACK passes them.
+  const auto acked = board.acknowledge(1001);
+  EXPECT_EQ(acked.segments, 2u);
+  EXPECT_EQ(board.pipe(), 7000u);
+  EXPECT_EQ(board.pipe_segments(), 7u);
+}
+
+TEST_F(SackScoreboardTest, SplitOfTheLastSegmentKeepsItsFin) {
+  board.add(1, 500, false, true, now);
+  board.split(0, 200);
+  ASSERT_EQ(board.size(), 2u);
+  EXPECT_FALSE(board[0].fin);
+  EXPECT_TRUE(board[1].fin);
+  EXPECT_EQ(board[1].end(), 501u);
+  EXPECT_EQ(board.outstanding_bytes(), 500u);
+}
+
 TEST_F(SackScoreboardTest, AckedInfoReportsKarnAndSendTimes) {
   board.add(1, 100, false, false, Instant{} + std::chrono::milliseconds(5));
   board.add(101, 100, false, false, Instant{} + std::chrono::milliseconds(7));

@@ -5,96 +5,10 @@
 #include <deque>
 #include <string>
 
+#include "unit/tcp/tcp_connection_harness.hh"
+
 namespace tinytcp::tcp {
 namespace {
-
-using std::chrono::milliseconds;
-using std::chrono::seconds;
-
-constexpr Wrap32 kIsn{1000};
-constexpr Wrap32 kPeerIsn{0xfffffff0};
-
-// A stored copy of a segment we sent (the payload copied).
-struct Sent {
-  TcpSegment segment;
-  std::string payload;
-};
-
-// Drives one TcpConnection against a scripted peer: the test builds the
-// peer's segments by hand and checks what the connection answers.
-class TcpConnectionTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    config_.msl = seconds(1);
-    make();
-  }
-  void make() {
-    conn_ = std::make_unique<TcpConnection>(config_, kIsn, [this](const TcpSegment& s) {
-      sent_.push_back(Sent{s, std::string(s.payload)});
-      sent_.back().segment.payload = sent_.back().payload;
-    });
-  }
-  TcpSegment expect_segment() {
-    EXPECT_FALSE(sent_.empty()) << "nothing sent";
-    if (sent_.empty()) {
-      return {};
-    }
-    Sent s = std::move(sent_.front());
-    sent_.pop_front();
-    s.segment.payload = {};
-    last_payload_ = s.payload;
-    return s.segment;
-  }
-  void expect_nothing_sent() {
-    EXPECT_TRUE(sent_.empty()) << sent_.size() << " segments sent";
-    sent_.clear();
-  }
-  // A segment from the peer; `offset` counts from the peer's ISN + 1.
-  TcpSegment peer(uint32_t offset, std::string_view data = "", bool ack = true) {
-    TcpSegment s;
-    s.seqno = kPeerIsn + 1 + offset;
-    s.ack = ack;
-    s.ackno = our_nxt_;
-    s.window = 65535;
-    s.payload = data;
-    return s;
-  }
-  TcpSegment peer_syn(bool with_ack) {
-    TcpSegment s;
-    s.syn = true;
-    s.seqno = kPeerIsn;
-    s.ack = with_ack;
-    s.ackno = kIsn + 1;
-    s.window = 65535;
-    s.options.mss = 1400;
-    s.options.window_scale = 2;
-    s.options.sack_permitted = true;
-    return s;
-  }
-  void deliver(const TcpSegment& s) { conn_->receive(s, now_); }
-  void advance(Duration d) {
-    now_ += d;
-    conn_->tick(now_);
-  }
-  // Active open to ESTABLISHED; the SYN and final ACK consumed.
-  void establish_active() {
-    conn_->connect(now_);
-    expect_segment();
-    deliver(peer_syn(true));
-    our_nxt_ = kIsn + 1;
-    const auto ack = expect_segment();
-    ASSERT_EQ(conn_->state(), TcpState::Established);
-    ASSERT_EQ(ack.ackno, kPeerIsn + 1);
-  }
-  uint64_t drops(ConnectionDrop d) const { return conn_->stats().drops[d]; }
-
-  TcpConfig config_;
-  std::unique_ptr<TcpConnection> conn_;
-  std::deque<Sent> sent_;
-  std::string last_payload_;
-  Instant now_;
-  Wrap32 our_nxt_ = kIsn + 1;
-};
 
 TEST_F(TcpConnectionTest, ActiveOpenSendsSynWithEveryOption) {
   conn_->connect(now_);
@@ -213,7 +127,7 @@ TEST_F(TcpConnectionTest, SynSentDropsSegmentsWithoutSyn) {
 }
 
 TEST_F(TcpConnectionTest, SynIsRetransmittedThenGivesUp) {
-  config_.max_retransmissions = 2;
+  config_.max_syn_retransmissions = 2;
   make();
   conn_->connect(now_);
   expect_segment();
