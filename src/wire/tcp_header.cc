@@ -36,8 +36,13 @@ void add_pseudo_header(InternetChecksum& sum, uint32_t src_ip, uint32_t dst_ip, 
 
 // Parses the option bytes into `h`. RFC 9293 §3.2: EOL ends the list, NOP is
 // one byte, every other kind has a length byte covering kind and length; a
-// receiver must skip unknown kinds by that length (§3.1, "must be prepared to
-// handle an illegal option length (e.g., zero)": we drop the segment).
+// receiver must skip unknown kinds by that length (MUST-68). A known kind with
+// the wrong length (MSS of 3 bytes, timestamps of 9) is skipped the same way
+// and the rest still parsed, as Linux's tcp_parse_options does (issue 15 item
+// 10): the segment is still a good segment, only that option is unusable. An
+// illegal length (0 or 1, or past the data offset) leaves nothing to skip by
+// (§3.1, MUST-7: "must be prepared to handle an illegal option length"): we
+// drop the segment.
 std::optional<TcpError> parse_options(std::string_view bytes, TcpHeader& h) {
   BufferReader in(bytes);
   while (in.remaining() > 0) {
@@ -61,34 +66,30 @@ std::optional<TcpError> parse_options(std::string_view bytes, TcpHeader& h) {
     BufferReader body(in.bytes(length - 2u));
     switch (kind) {
       case kMss:
-        if (length != 4) {
-          return TcpError::OptionWrongLength;
+        if (length == 4) {
+          h.mss = body.u16();
         }
-        h.mss = body.u16();
         break;
       case kWindowScale:
-        if (length != 3) {
-          return TcpError::OptionWrongLength;
+        if (length == 3) {
+          h.window_scale = body.u8();
         }
-        h.window_scale = body.u8();
         break;
       case kSackPermitted:
-        if (length != 2) {
-          return TcpError::OptionWrongLength;
+        if (length == 2) {
+          h.sack_permitted = true;
         }
-        h.sack_permitted = true;
         break;
       case kTimestamps:
-        if (length != 10) {
-          return TcpError::OptionWrongLength;
+        if (length == 10) {
+          h.timestamps = TcpTimestampOption{body.u32(), body.u32()};
         }
-        h.timestamps = TcpTimestampOption{body.u32(), body.u32()};
         break;
       case kSack: {
         // RFC 2018 §3: length 2 + 8n, n >= 1; 40 option bytes hold at most 4.
         const size_t n = (length - 2u) / 8;
         if ((length - 2u) % 8 != 0 || n == 0 || n > TcpHeader::kMaxSackBlocks) {
-          return TcpError::OptionWrongLength;
+          break;
         }
         h.sack_count = static_cast<uint8_t>(n);
         for (size_t i = 0; i < n; ++i) {
@@ -146,8 +147,6 @@ const char* to_string(TcpError error) {
       return "option length 0 or 1";
     case TcpError::OptionPastHeader:
       return "option past header";
-    case TcpError::OptionWrongLength:
-      return "option of wrong length";
     case TcpError::kCount:
       break;
   }

@@ -3,7 +3,8 @@
 // The TCP header on the wire (RFC 9293 §3.1) with the options the stack
 // understands: MSS (RFC 9293 §3.2), window scale and timestamps (RFC 7323),
 // SACK-permitted and SACK (RFC 2018). parse_tcp() checks lengths, the
-// pseudo-header checksum and every option, and returns a plain host-order
+// pseudo-header checksum and every option (a known one of the wrong length is
+// skipped, like an unknown one), and returns a plain host-order
 // header plus a payload view; serialize_tcp() writes header, options and
 // payload with a correct checksum. Neither throws, allocates or reads out of
 // bounds. What the fields mean to a connection is for tcp/ and stack/.
@@ -107,14 +108,13 @@ struct TcpView {
 };
 
 enum class TcpError {
-  Truncated,          // shorter than the fixed 20-byte header
-  TooLong,            // longer than the 16-bit TCP length of the pseudo-header
-  BadDataOffset,      // data offset < 5 words, or past the end of the segment
-  BadChecksum,        // RFC 9293 §3.1 pseudo-header checksum does not verify
-  SynFin,             // SYN and FIN together: never valid (STYLE.md)
-  OptionBadLength,    // an option's length byte is 0 or 1
-  OptionPastHeader,   // an option (or its length byte) runs past the data offset
-  OptionWrongLength,  // a known kind with the wrong length (e.g. MSS not 4)
+  Truncated,         // shorter than the fixed 20-byte header
+  TooLong,           // longer than the 16-bit TCP length of the pseudo-header
+  BadDataOffset,     // data offset < 5 words, or past the end of the segment
+  BadChecksum,       // RFC 9293 §3.1 pseudo-header checksum does not verify
+  SynFin,            // SYN and FIN together: never valid (STYLE.md)
+  OptionBadLength,   // an option's length byte is 0 or 1
+  OptionPastHeader,  // an option (or its length byte) runs past the data offset
   kCount,
 };
 

@@ -316,19 +316,8 @@ TEST(TcpHeaderTest, RejectsEachMalformedOption) {
       {"unknown past header", std::string("\x1e\x08\x00\x00", 4), TcpError::OptionPastHeader},
       {"timestamps past header", std::string("\x08\x0a\x00\x00\x00\x00\x00\x00", 8),
        TcpError::OptionPastHeader},
-      {"MSS length 3", std::string("\x02\x03\x05\x01", 4), TcpError::OptionWrongLength},
-      {"MSS length 5", std::string("\x02\x05\x05\xb4\x00\x01\x01\x01", 8),
-       TcpError::OptionWrongLength},
-      {"WS length 4", std::string("\x03\x04\x07\x00", 4), TcpError::OptionWrongLength},
-      {"WS length 2", std::string("\x03\x02\x01\x01", 4), TcpError::OptionWrongLength},
-      {"SACK-permitted length 3", std::string("\x04\x03\x00\x01", 4), TcpError::OptionWrongLength},
-      {"timestamps length 8", std::string("\x08\x08\x00\x00\x00\x00\x00\x00", 8),
-       TcpError::OptionWrongLength},
-      {"SACK length 2", std::string("\x05\x02\x01\x01", 4), TcpError::OptionWrongLength},
-      {"SACK length 6", std::string("\x05\x06\x00\x00\x00\x01\x01\x01", 8),
-       TcpError::OptionWrongLength},
       {"SACK five blocks",
-       std::string("\x05\x2a") + std::string(40, '\x00'),  // 42 bytes: past the header too
+       std::string("\x05\x2a") + std::string(40, '\x00'),  // 42 bytes: past the header
        TcpError::OptionPastHeader},
   };
   for (const auto& c : cases) {
@@ -342,6 +331,80 @@ TEST(TcpHeaderTest, RejectsEachMalformedOption) {
     const auto v = parse_tcp(segment_with_options(options), kSrcIp, kDstIp);
     ASSERT_FALSE(v) << c.name;
     EXPECT_EQ(v.error(), c.error) << c.name << ": " << to_string(v.error());
+  }
+}
+
+// Issue 15 item 10: a known option with the wrong length is skipped by its
+// length, like an unknown one, and the segment kept, as Linux's
+// tcp_parse_options does; a SYN with a 3-byte MSS still gets its SYN-ACK.
+// Segments from tests/integration/crafted (192.168.1.10:12345 to
+// 192.168.1.20:7); the checksums were computed by that suite and scapy.
+TEST(TcpHeaderTest, SkipsKnownOptionOfWrongLengthLikeLinux) {
+  // SYN: MSS length 3 (02 03 05), SACK-permitted (04 02), NOP NOP NOP.
+  const std::string syn_mss3{
+      "\x30\x39\x00\x07\x01\x02\x03\x04\x00\x00\x00\x00\x70\x02\xff\xff\xce\x1c\x00\x00"
+      "\x02\x03\x05\x04\x02\x01\x01\x01",
+      28};
+  const auto a = parse_tcp(syn_mss3, kSrcIp, kDstIp);
+  ASSERT_TRUE(a) << to_string(a.error());
+  EXPECT_TRUE(a->header.syn);
+  EXPECT_FALSE(a->header.mss);
+  EXPECT_TRUE(a->header.sack_permitted);
+
+  // SYN: timestamps length 9, SACK-permitted, NOP, MSS 1460.
+  const std::string syn_ts9{
+      "\x30\x39\x00\x07\x01\x02\x03\x04\x00\x00\x00\x00\x90\x02\xff\xff\xa6\x57\x00\x00"
+      "\x08\x09\x00\x00\x00\x00\x00\x00\x00\x04\x02\x01\x02\x04\x05\xb4",
+      36};
+  const auto b = parse_tcp(syn_ts9, kSrcIp, kDstIp);
+  ASSERT_TRUE(b) << to_string(b.error());
+  EXPECT_FALSE(b->header.timestamps);
+  EXPECT_TRUE(b->header.sack_permitted);
+  EXPECT_EQ(b->header.mss, 1460);
+
+  // ACK+PSH with "data" and a SACK option of length 7 (not 2 + 8n), NOP.
+  const std::string data_sack7{
+      "\x30\x39\x00\x07\x01\x02\x03\x04\x0a\x0b\x0c\x0d\x70\x18\x10\x00\xd4\x28\x00\x00"
+      "\x05\x07\x00\x00\x00\x00\x00\x01\x64\x61\x74\x61",
+      32};
+  const auto c = parse_tcp(data_sack7, kSrcIp, kDstIp);
+  ASSERT_TRUE(c) << to_string(c.error());
+  EXPECT_EQ(c->header.sack_count, 0);
+  EXPECT_EQ(c->payload, "data");
+}
+
+TEST(TcpHeaderTest, EachKnownOptionOfWrongLengthIsSkipped) {
+  struct WrongLength {
+    const char* name;
+    std::string option;
+  };
+  const WrongLength cases[] = {
+      {"MSS length 3", std::string("\x02\x03\x05", 3)},
+      {"MSS length 5", std::string("\x02\x05\x05\xb4\x00", 5)},
+      {"WS length 4", std::string("\x03\x04\x07\x00", 4)},
+      {"WS length 2", std::string("\x03\x02", 2)},
+      {"SACK-permitted length 3", std::string("\x04\x03\x00", 3)},
+      {"timestamps length 8", std::string("\x08\x08\x00\x00\x00\x01\x00\x00", 8)},
+      {"timestamps length 9", std::string("\x08\x09\x00\x00\x00\x01\x00\x00\x00", 9)},
+      {"SACK length 2", std::string("\x05\x02", 2)},
+      {"SACK length 6", std::string("\x05\x06\x00\x00\x00\x01", 6)},
+      {"SACK length 7", std::string("\x05\x07\x00\x00\x00\x01\x00", 7)},
+  };
+  for (const auto& c : cases) {
+    // The malformed option, then a well-formed MSS that must still be read.
+    std::string options = c.option + std::string("\x02\x04\x05\xb4", 4);
+    while (options.size() % 4 != 0) {
+      options.push_back('\x01');
+    }
+    const std::string segment = segment_with_options(options, "payload");
+    const auto v = parse_tcp(segment, kSrcIp, kDstIp);
+    ASSERT_TRUE(v) << c.name << ": " << to_string(v.error());
+    EXPECT_EQ(v->header.mss, 1460) << c.name;
+    EXPECT_FALSE(v->header.window_scale) << c.name;
+    EXPECT_FALSE(v->header.sack_permitted) << c.name;
+    EXPECT_FALSE(v->header.timestamps) << c.name;
+    EXPECT_EQ(v->header.sack_count, 0) << c.name;
+    EXPECT_EQ(v->payload, "payload") << c.name;
   }
 }
 
