@@ -588,6 +588,65 @@ def fin_exchange(ctx):
     c.closed = True
 
 
+def into_time_wait(ctx):
+    """An HTTP/1.0 GET: the server answers and closes first (FIN); we
+    acknowledge its FIN with our own, and its ACK of ours leaves it in
+    TIME-WAIT. Returns the connection, SND.NXT past our FIN."""
+    c = ctx.conn(ctx.http_port)
+    c.handshake()
+    c.data(b"GET /index.html HTTP/1.0\r\n\r\n")
+    body = b""
+    deadline = time.monotonic() + 3
+    while True:
+        s = c.next(max(deadline - time.monotonic(), 0))
+        check(s is not None, f"no FIN from the HTTP server (got {body[:40]!r})")
+        check(not s.flags & RST, "RST from the HTTP server")
+        if s.payload and s.seq == c.rcv_nxt:
+            body += s.payload
+            c.rcv_nxt = seq_add(c.rcv_nxt, len(s.payload))
+        if s.flags & FIN and seq_add(s.seq, len(s.payload)) == c.rcv_nxt:
+            break
+        if s.payload:
+            c.ack_now()
+    check(body.startswith(b"HTTP/1.") and b" 200 " in body.split(b"\r\n")[0],
+          f"not a 200 response: {body[:40]!r}")
+    c.rcv_nxt = seq_add(c.rcv_nxt, 1)
+    c.send(ACK | FIN, note=" (ACK of its FIN, our FIN)")
+    c.snd_nxt = seq_add(c.snd_nxt, 1)
+    c.expect(lambda s: s.has(ACK) and s.ack == c.snd_nxt, 1.0, "ACK of our FIN")
+    c.closed = True  # nothing to reset: TIME-WAIT ends by itself
+    return c
+
+
+@case("RFC 9293 §3.10.7.4 (TIME-WAIT)")
+def time_wait_acks_retransmitted_fin(ctx):
+    """The server closed first and is in TIME-WAIT: our FIN, retransmitted
+    (as if its ACK were lost), is acknowledged again, not reset."""
+    c = into_time_wait(ctx)
+    c.send(ACK | FIN, seq=seq_add(c.snd_nxt, -1), note=" (our FIN again)")
+    s = c.expect(lambda s: True, 1.0, "ACK of the retransmitted FIN")
+    check(not s.flags & RST, "RST in TIME-WAIT for a retransmitted FIN")
+    check(s.has(ACK) and s.ack == c.snd_nxt, "the answer does not acknowledge our FIN")
+
+
+@case("RFC 9293 §3.10.7.4 (TIME-WAIT), RFC 1122 §4.2.2.13, RFC 6191, issue 15 item 3", xfail={
+    "tinytcp": "issue 15 item 3 (RFC 6191 reuse): a new SYN with a higher sequence number "
+               "in TIME-WAIT is answered with an ACK of the old connection, not a SYN-ACK"})
+def syn_in_time_wait_opens_new_connection(ctx):
+    """The server is in TIME-WAIT; a new SYN on the same 4-tuple whose sequence
+    number is above the old connection's (RFC 1122 §4.2.2.13, RFC 6191 without
+    timestamps) reopens it: SYN-ACK, then a working request."""
+    old = into_time_wait(ctx)
+    c = ctx.conn(ctx.http_port)
+    c.sport = old.sport
+    c.iss = seq_add(old.snd_nxt, 100000)
+    c.snd_nxt = c.iss
+    c.handshake(timeout=1.0)
+    c.data(b"GET /index.html HTTP/1.0\r\n\r\n")
+    got = c.read(8, timeout=2.0)
+    check(got.startswith(b"HTTP/1."), f"no response on the reopened connection: {got!r}")
+
+
 # ---------------------------------------------------------------- floods
 
 

@@ -47,11 +47,12 @@ class Trace:
 class Context:
     """What every case gets: where the server is and how to reach it."""
 
-    def __init__(self, link, src, dst, port, target, flood_src):
+    def __init__(self, link, src, dst, port, target, flood_src, http_port=80):
         self.link = link
         self.src = src
         self.dst = dst
         self.port = port
+        self.http_port = http_port
         self.target = target
         self.flood_src = flood_src
         self.trace = Trace()
@@ -63,8 +64,9 @@ class Context:
         self._port += 1
         return self._port
 
-    def conn(self):
-        c = Conn(self)
+    def conn(self, port=None):
+        """A new connection to the echo port (or `port`) from a fresh port."""
+        c = Conn(self, port or self.port)
         self.conns.append(c)
         return c
 
@@ -78,9 +80,10 @@ class Context:
 
 
 class Conn:
-    def __init__(self, ctx):
+    def __init__(self, ctx, port):
         self.ctx = ctx
         self.link = ctx.link
+        self.port = port
         self.sport = ctx.next_port()
         self.iss = random.getrandbits(32)
         self.snd_nxt = self.iss
@@ -100,7 +103,7 @@ class Conn:
         seq = self.snd_nxt if seq is None else seq
         ack = (self.rcv_nxt or 0) if ack is None else ack
         if raw is None:
-            raw = tcp_segment(self.ctx.src, self.ctx.dst, self.sport, self.ctx.port, seq, ack,
+            raw = tcp_segment(self.ctx.src, self.ctx.dst, self.sport, self.port, seq, ack,
                               flags, window, options, payload, data_offset, bad_checksum)
         self.ctx.trace.add(">", self, flags, seq, ack, window, len(payload), note)
         self.link.send(ipv4(self.ctx.src, self.ctx.dst, raw))
@@ -133,7 +136,7 @@ class Conn:
                 continue
             ihl = (datagram[0] & 0xF) * 4
             sport, dport = struct.unpack("!HH", datagram[ihl:ihl + 4])
-            if sport != self.ctx.port or dport != self.sport:
+            if sport != self.port or dport != self.sport:
                 continue
             seg = parse_segment(t, datagram)
             note = ""

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Runs the crafted-packet cases against one TCP echo server.
 
-    run.py --target linux|tinytcp --iface IF --src IP --dst IP [--port 7]
+    run.py --target linux|tinytcp --iface IF --src IP --dst IP [--port 7] [--http-port 80]
            [--ethernet SRC_MAC DST_MAC] [--flood-src IP] [--case NAME ...] [--list]
 
 Run inside the namespace that holds IF (crafted_test.sh sets everything up).
@@ -29,6 +29,7 @@ def main():
     p.add_argument("--src")
     p.add_argument("--dst")
     p.add_argument("--port", type=int, default=7)
+    p.add_argument("--http-port", type=int, default=80, help="an HTTP server that closes first")
     p.add_argument("--ethernet", nargs=2, metavar=("SRC_MAC", "DST_MAC"))
     p.add_argument("--flood-src")
     p.add_argument("--case", action="append", default=[])
@@ -46,7 +47,8 @@ def main():
         sys.exit(f"unknown case(s): {', '.join(sorted(unknown))}")
     link_args = (args.iface, bool(args.ethernet), *(args.ethernet or (None, None)))
     link = Link(*link_args)
-    ctx = Context(link, args.src, args.dst, args.port, args.target, args.flood_src)
+    ctx = Context(link, args.src, args.dst, args.port, args.target, args.flood_src,
+                  args.http_port)
     ctx.link_args = link_args
 
     counts = {"PASS": 0, "FAIL": 0, "XFAIL": 0, "XPASS": 0}
