@@ -129,6 +129,7 @@ Host::Host(HostConfig config, Output output)
       ports_(make_secret(config_.secret) + "ports"),
       icmp_(config_.icmp),
       reassembler_(config_.reassembly),
+      time_wait_(config_.max_time_wait),
       out_buffer_(kMaxDatagram) {
   // Every SYN and SYN-ACK needs an HMAC (its ISN): set OpenSSL up now, not
   // while a peer waits for the first answer.
@@ -160,6 +161,13 @@ const Host::Socket* Host::find_open(SocketId id) const {
 void Host::emit(std::string_view datagram) {
   ++stats_.datagrams_out;
   output_(datagram);
+}
+
+void Host::send_segment(const tcp::TcpSegment& segment, const FourTuple& tuple) {
+  BufferWriter w(out_buffer_.data(), out_buffer_.size());
+  if (serialize_datagram(segment, tuple, config_.ttl, w)) {
+    emit(w.written());
+  }
 }
 
 void Host::transmit(SocketId id, const tcp::TcpSegment& segment) {
@@ -305,6 +313,17 @@ void Host::after_activity(SocketId id, Instant now) {
     s->seen_writable = writable;
   }
 
+  if (state == tcp::TcpState::TimeWait && s->app_closed) {
+    // Nobody holds it: keep only what TIME-WAIT needs.
+    if (const auto tw = c.time_wait(); tw && time_wait_.insert(s->tuple, *tw)) {
+      ++stats_.time_wait_entered;
+    } else {
+      ++stats_.time_wait_overflow;
+      SPDLOG_DEBUG("host: TIME-WAIT table full; {} closes without it", s->tuple);
+    }
+    release(id);
+    return;
+  }
   if (c.closed()) {
     if (s->app_closed || (s->parent != 0 && !s->queued)) {
       release(id);
@@ -422,10 +441,14 @@ void Host::on_tcp(const wire::Ipv4View& ip, Instant now) {
     return;
   }
   const tcp::TcpSegment& seg = in->segment;
+  std::optional<tcp::Wrap32> isn;
+  if (time_wait_.contains(in->tuple) && on_time_wait(*in, now, isn)) {
+    return;
+  }
   if (const auto l = listener_by_port_.find(in->tuple.local_port); l != listener_by_port_.end()) {
     Socket& listener = *find(l->second);
     if (seg.syn && !seg.ack && !seg.rst && !seg.fin) {
-      on_listener_syn(listener, *in, now);
+      on_listener_syn(listener, *in, now, isn);
       return;
     }
     if (seg.ack && !seg.syn && !seg.rst && on_cookie_ack(listener, *in, now)) {
@@ -437,7 +460,32 @@ void Host::on_tcp(const wire::Ipv4View& ip, Instant now) {
   send_reset(*in);
 }
 
-void Host::on_listener_syn(Socket& listener, const InboundSegment& in, Instant now) {
+bool Host::on_time_wait(const InboundSegment& in, Instant now, std::optional<tcp::Wrap32>& isn) {
+  tcp::TimeWait& tw = *time_wait_.find(in.tuple);
+  const tcp::TimeWaitVerdict v = tcp::time_wait_receive(tw, in.segment, now, 2 * config_.tcp.msl,
+                                                        config_.time_wait_ack_interval);
+  switch (v.action) {
+    case tcp::TimeWaitAction::Ignore:
+      return true;
+    case tcp::TimeWaitAction::Ack:
+      ++stats_.time_wait_acks;
+      send_segment(v.ack, in.tuple);
+      return true;
+    case tcp::TimeWaitAction::Close:
+      ++stats_.time_wait_reset;
+      time_wait_.erase(in.tuple);
+      return true;
+    case tcp::TimeWaitAction::NewConnection:
+      ++stats_.time_wait_reused;
+      time_wait_.erase(in.tuple);
+      isn = v.isn;
+      return false;
+  }
+  return true;
+}
+
+void Host::on_listener_syn(Socket& listener, const InboundSegment& in, Instant now,
+                           std::optional<tcp::Wrap32> isn) {
   if (sockets_.size() >= config_.max_sockets) {
     stats_.drops.count(HostDrop::SocketLimit);
     return;
@@ -450,7 +498,7 @@ void Host::on_listener_syn(Socket& listener, const InboundSegment& in, Instant n
     }
     return;
   }
-  Socket& s = make_socket(in.tuple, listener.id, now);
+  Socket& s = make_socket(in.tuple, listener.id, now, isn);
   s.half_open = true;
   ++listener.listener->half_open;
   s.conn->listen();
@@ -509,6 +557,7 @@ bool Host::on_cookie_ack(Socket& listener, const InboundSegment& in, Instant now
 
 void Host::tick(Instant now) {
   reassembler_.tick(now);
+  time_wait_.expire(now);
   std::vector<SocketId> due;
   while (!timers_.empty() && timers_.top().first <= now) {
     const auto [when, id] = timers_.top();
@@ -544,6 +593,9 @@ std::optional<Instant> Host::next_deadline() const {
   if (const auto r = reassembler_.next_deadline(); r && (!next || *r < *next)) {
     next = r;
   }
+  if (const auto t = time_wait_.next_deadline(); t && (!next || *t < *next)) {
+    next = t;
+  }
   return next;
 }
 
@@ -556,8 +608,9 @@ Expected<SocketId, SocketError> Host::connect(wire::Ipv4Address remote, uint16_t
     return make_unexpected(SocketError::TooManySockets);
   }
   const auto local_port = ports_.allocate(config_.address, remote, port, [&](uint16_t candidate) {
-    return listener_by_port_.count(candidate) > 0 ||
-           by_tuple_.count(FourTuple{config_.address, candidate, remote, port}) > 0;
+    const FourTuple tuple{config_.address, candidate, remote, port};
+    return listener_by_port_.count(candidate) > 0 || by_tuple_.count(tuple) > 0 ||
+           time_wait_.contains(tuple);
   });
   if (!local_port) {
     return make_unexpected(SocketError::NoPortsFree);
@@ -704,6 +757,7 @@ void Host::close(SocketId id, Instant now) {
     // RFC 2525 §2.17: closing with unread data resets the connection.
     c.abort(now);
   } else if (!c.closed()) {
+    c.orphan(now);
     c.shutdown_write(now);
   }
   after_activity(id, now);

@@ -32,6 +32,7 @@
 #include "stack/datagram_codec.hh"
 #include "stack/four_tuple.hh"
 #include "stack/port_allocator.hh"
+#include "stack/time_wait_table.hh"
 #include "tcp/isn.hh"
 #include "tcp/syn_cookie.hh"
 #include "tcp/tcp_config.hh"
@@ -49,6 +50,13 @@ struct HostConfig {
   wire::Ipv4Address address;
   tcp::TcpConfig tcp;
   size_t max_sockets = 4096;  // connections and listeners together
+  // Connections in TIME-WAIT that no application holds, kept compactly
+  // (TimeWaitTable) outside max_sockets. Past this many, a connection closes
+  // without TIME-WAIT (counted), as Linux past tcp_max_tw_buckets.
+  size_t max_time_wait = 262144;
+  // Least time between two ACKs a TIME-WAIT entry sends to segments without
+  // data (Linux's tcp_invalid_ratelimit).
+  Duration time_wait_ack_interval = std::chrono::milliseconds(500);
   size_t default_backlog = 128;
   // RFC 4987 §3.6: when a listener's SYN queue is full, answer SYNs with a
   // cookie instead of dropping them (tcp::SynCookies).
@@ -96,6 +104,11 @@ struct HostStats {
   uint64_t connections_opened = 0;  // active and passive, reaching ESTABLISHED
   uint64_t syn_cookies_sent = 0;
   uint64_t syn_cookies_accepted = 0;  // connections made from a returned cookie
+  uint64_t time_wait_entered = 0;     // connections moved to the TIME-WAIT table
+  uint64_t time_wait_overflow = 0;    // closed without TIME-WAIT: the table was full
+  uint64_t time_wait_acks = 0;        // ACKs sent from TIME-WAIT entries
+  uint64_t time_wait_reused = 0;      // new SYNs accepted in TIME-WAIT (RFC 6191)
+  uint64_t time_wait_reset = 0;       // entries ended by a RST at RCV.NXT
   EnumCounters<HostDrop> drops;
 };
 
@@ -164,6 +177,8 @@ class Host {
   const net::IcmpResponderStats& icmp_stats() const { return icmp_.stats(); }
   size_t socket_count() const { return sockets_.size(); }
   size_t connection_count() const { return by_tuple_.size(); }
+  // Connections in TIME-WAIT that no application holds (not sockets).
+  size_t time_wait_count() const { return time_wait_.size(); }
 
  private:
   struct Socket;
@@ -181,12 +196,18 @@ class Host {
   void send_error(uint8_t type, uint8_t code, const wire::Ipv4View& ip, std::string_view bytes,
                   Instant now);
   void send_reset(const InboundSegment& in);
-  void on_listener_syn(Socket& listener, const InboundSegment& in, Instant now);
+  // A segment for a tuple in the TIME-WAIT table: answers it; true unless
+  // it is a SYN accepted for a new connection (RFC 6191), whose ISN is then
+  // in `isn`.
+  bool on_time_wait(const InboundSegment& in, Instant now, std::optional<tcp::Wrap32>& isn);
+  void on_listener_syn(Socket& listener, const InboundSegment& in, Instant now,
+                       std::optional<tcp::Wrap32> isn = std::nullopt);
   void send_cookie_syn_ack(Listener& listener, const InboundSegment& in, Instant now);
   // An ACK for no connection on a listener's port that may carry a cookie:
   // true if it was taken (a connection made, or dropped and counted).
   bool on_cookie_ack(Socket& listener, const InboundSegment& in, Instant now);
   void emit(std::string_view datagram);
+  void send_segment(const tcp::TcpSegment& segment, const FourTuple& tuple);
 
   Socket* find(SocketId id);
   const Socket* find(SocketId id) const;
@@ -220,6 +241,7 @@ class Host {
   std::unordered_map<SocketId, std::unique_ptr<Socket>> sockets_;
   std::unordered_map<FourTuple, SocketId, FourTupleHash> by_tuple_;
   std::unordered_map<uint16_t, SocketId> listener_by_port_;
+  TimeWaitTable time_wait_;
 
   // Min-heap of (deadline, socket); stale entries are skipped lazily.
   using TimerEntry = std::pair<Instant, SocketId>;

@@ -102,6 +102,16 @@ struct TcpConfig {
 
   // TIME-WAIT lasts 2 x MSL (RFC 9293 §3.4.2); tests shorten it.
   Duration msl = std::chrono::seconds(30);
+  // A connection the application closed (TcpConnection::orphan) waits at
+  // most this long in FIN-WAIT-2 for the peer's FIN, then resets (Linux's
+  // tcp_fin_timeout). RFC 9293 has no such timer: a peer that never closes
+  // would hold the connection forever.
+  Duration fin_wait2_timeout = std::chrono::seconds(60);
+  // An orphaned connection gives up after this many consecutive
+  // retransmissions or zero-window probes, answered or not (Linux's
+  // tcp_orphan_retries, 8 when 0): a peer that keeps its window shut cannot
+  // hold a closed connection open.
+  uint32_t max_orphan_retransmissions = 8;
 
   // RFC 5961 §7: challenge ACKs per second at most.
   uint32_t challenge_ack_limit_per_second = 10;

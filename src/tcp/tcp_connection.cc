@@ -52,6 +52,8 @@ const char* to_string(CloseReason reason) {
       return "user timeout";
     case CloseReason::KeepaliveTimeout:
       return "keepalive timeout";
+    case CloseReason::FinWait2Timeout:
+      return "FIN-WAIT-2 timeout";
     case CloseReason::Aborted:
       return "aborted";
     case CloseReason::kCount:
@@ -180,6 +182,36 @@ void TcpConnection::abort(Instant now) {
   if (state_ != TcpState::Closed) {
     close(CloseReason::Aborted);
   }
+}
+
+void TcpConnection::orphan(Instant now) {
+  if (orphaned_) {
+    return;
+  }
+  orphaned_ = true;
+  sender_.set_orphaned();
+  if (state_ == TcpState::FinWait2) {
+    fin_wait2_deadline_ = now + config_.fin_wait2_timeout;
+  }
+}
+
+std::optional<TimeWait> TcpConnection::time_wait() const {
+  if (state_ != TcpState::TimeWait || !time_wait_deadline_) {
+    return std::nullopt;
+  }
+  // What our next ACK would carry: the sender's SND.NXT and TSval clock, the
+  // receiver's RCV.NXT, window and TS.Recent.
+  TimeWait tw;
+  tw.expires = *time_wait_deadline_;
+  tw.snd_nxt = sender_.next_seqno();
+  tw.rcv_nxt = *receiver_.ackno();
+  tw.window = receiver_.window_field();
+  tw.timestamps = sender_.peer_options().timestamps;
+  if (tw.timestamps) {
+    tw.ts_recent = receiver_.ts_recent().value_or(0);
+    tw.ts_offset = sender_.timestamp_offset();
+  }
+  return tw;
 }
 
 // ---------------------------------------------------------------------------
@@ -378,6 +410,9 @@ bool TcpConnection::process_ack(const TcpSegment& segment, Instant now) {
     switch (state_) {
       case TcpState::FinWait1:
         state_ = TcpState::FinWait2;
+        if (orphaned_) {
+          fin_wait2_deadline_ = now + config_.fin_wait2_timeout;
+        }
         break;
       case TcpState::Closing:
         enter_time_wait(now);
@@ -446,6 +481,15 @@ void TcpConnection::tick(Instant now) {
     flush_ack(now);
     return;
   }
+  if (state_ == TcpState::FinWait2 && fin_wait2_deadline_ && now >= *fin_wait2_deadline_) {
+    // Linux's tcp_fin_timeout: an orphan whose peer never sends its FIN is
+    // reset, not kept.
+    TcpSegment rst = sender_.make_empty_segment();
+    rst.rst = true;
+    emit(rst);
+    close(CloseReason::FinWait2Timeout);
+    return;
+  }
   sender_.set_sack_option_bytes(static_cast<uint32_t>(receiver_.sack_option_bytes()));
   sender_.tick(now, [this](const TcpSegment& s) {
     TcpSegment copy = s;
@@ -487,6 +531,10 @@ std::optional<Instant> TcpConnection::next_deadline() const {
   if (const auto ack = receiver_.next_deadline(); ack && (!next || *ack < *next)) {
     next = ack;
   }
+  if (state_ == TcpState::FinWait2 && fin_wait2_deadline_ &&
+      (!next || *fin_wait2_deadline_ < *next)) {
+    next = fin_wait2_deadline_;
+  }
   return next;
 }
 
@@ -504,6 +552,7 @@ void TcpConnection::close(CloseReason reason) {
   state_ = TcpState::Closed;
   close_reason_ = reason;
   time_wait_deadline_.reset();
+  fin_wait2_deadline_.reset();
 }
 
 // ---------------------------------------------------------------------------

@@ -24,6 +24,7 @@
 #include "tcp/tcp_receiver.hh"
 #include "tcp/tcp_segment.hh"
 #include "tcp/tcp_sender.hh"
+#include "tcp/time_wait.hh"
 #include "util/counters.hh"
 #include "util/time.hh"
 
@@ -54,6 +55,7 @@ enum class CloseReason {
   TimedOut,          // too many retransmissions
   UserTimeout,       // RFC 9293 §3.8.3 user timeout
   KeepaliveTimeout,  // RFC 1122 §4.2.3.6 probes unanswered
+  FinWait2Timeout,   // orphaned in FIN-WAIT-2 for TcpConfig::fin_wait2_timeout (reset)
   Aborted,           // abort() by the application
   kCount,
 };
@@ -155,6 +157,15 @@ class TcpConnection {
   void shutdown_write(Instant now);
   // ABORT (RFC 9293 §3.10.5): RST to the peer in a synchronized state, CLOSED.
   void abort(Instant now);
+  // The application closed its socket and will never read or write again:
+  // FIN-WAIT-2 times out (TcpConfig::fin_wait2_timeout) and retransmissions
+  // and zero-window probes give up sooner (max_orphan_retransmissions).
+  void orphan(Instant now);
+  bool orphaned() const { return orphaned_; }
+
+  // In TIME-WAIT: the little the connection still needs (tcp::TimeWait), so
+  // the caller can keep that instead of the connection.
+  std::optional<TimeWait> time_wait() const;
 
   TcpState state() const { return state_; }
   // Set once CLOSED is reached after an open.
@@ -211,6 +222,8 @@ class TcpConnection {
   bool peer_offered_ts_ = false;
 
   std::optional<Instant> time_wait_deadline_;
+  bool orphaned_ = false;
+  std::optional<Instant> fin_wait2_deadline_;
   // RFC 5961 §7: challenge ACKs in the current one-second interval.
   Instant challenge_window_start_;
   uint32_t challenge_acks_in_window_ = 0;

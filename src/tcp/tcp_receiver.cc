@@ -294,6 +294,10 @@ size_t TcpReceiver::sack_option_bytes() const {
   return tcp::sack_option_bytes(options.sack_count);
 }
 
+uint16_t TcpReceiver::window_field() const {
+  return static_cast<uint16_t>((next_right_edge() - first_unassembled()) >> shift());
+}
+
 void TcpReceiver::fill(TcpSegment& segment) {
   const uint64_t n = first_unassembled();
   const uint64_t edge = next_right_edge();

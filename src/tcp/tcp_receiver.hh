@@ -99,6 +99,12 @@ class TcpReceiver {
   std::optional<Wrap32> ackno() const;
   // The window to advertise now, in bytes (before scaling).
   uint64_t window_bytes() const;
+  // The window field the next fill() of a segment without SYN would carry.
+  uint16_t window_field() const;
+  // RFC 7323 §4.3 TS.Recent, once a timestamp was taken.
+  std::optional<uint32_t> ts_recent() const {
+    return ts_recent_valid_ ? std::optional<uint32_t>(ts_recent_) : std::nullopt;
+  }
   // Whether the FIN has been received and everything before it assembled.
   bool fin_received() const { return stream_.is_closed(); }
 

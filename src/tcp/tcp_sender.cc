@@ -545,7 +545,9 @@ AckResult TcpSender::receive(const TcpSegment& segment, Instant now) {
     return classify(AckResult::TooOld);
   }
   const AckResult result = ack > snd_una_ ? AckResult::Advanced : AckResult::Duplicate;
-  persist_probes_out_ = 0;  // the peer answers
+  if (!orphaned_) {
+    persist_probes_out_ = 0;  // the peer answers
+  }
   const uint64_t prior_flight = bytes_in_flight();
   const uint64_t prior_wnd = wnd_;
   const uint64_t prior_cwnd = cc_->cwnd();
@@ -564,6 +566,9 @@ AckResult TcpSender::receive(const TcpSegment& segment, Instant now) {
     wl1_ = segment.seqno;
     wl2_ = segment.ackno;
     max_wnd_ = std::max(max_wnd_, wnd_);
+    if (wnd_ > 0) {
+      persist_probes_out_ = 0;  // an orphan's count ends when the window opens
+    }
     if (wnd_ > 0 && persist_deadline_) {
       persist_deadline_.reset();
       if (!board_.empty()) {
@@ -770,9 +775,12 @@ void TcpSender::on_rto(Instant now, const Transmit& transmit) {
     on_persist(now, transmit);  // the peer's window is shut: probe instead
     return;
   }
-  const uint32_t limit = syn_acked()     ? config_.max_retransmissions
-                         : passive_open_ ? config_.max_syn_ack_retransmissions
-                                         : config_.max_syn_retransmissions;
+  uint32_t limit = syn_acked()     ? config_.max_retransmissions
+                   : passive_open_ ? config_.max_syn_ack_retransmissions
+                                   : config_.max_syn_retransmissions;
+  if (orphaned_) {
+    limit = std::min(limit, config_.max_orphan_retransmissions);
+  }
   if (consecutive_retransmissions_ >= limit) {
     fail(SenderFailure::MaxRetransmissions);
     return;
@@ -811,8 +819,12 @@ void TcpSender::on_persist(Instant now, const Transmit& transmit) {
     return;
   }
   // RFC 1122 §4.2.2.17: probing goes on while the peer answers; only
-  // unanswered probes count toward giving up.
-  if (persist_probes_out_ >= config_.max_retransmissions) {
+  // unanswered probes count toward giving up. Not for an orphan: nobody
+  // will ever read what it waits to send.
+  const uint32_t limit =
+      orphaned_ ? std::min(config_.max_retransmissions, config_.max_orphan_retransmissions)
+                : config_.max_retransmissions;
+  if (persist_probes_out_ >= limit) {
     fail(SenderFailure::MaxRetransmissions);
     return;
   }

@@ -160,6 +160,10 @@ class TcpSender {
   // Our SYN answers the peer's (it is a SYN-ACK): it gives up after
   // TcpConfig::max_syn_ack_retransmissions, not max_syn_retransmissions.
   void set_passive_open() { passive_open_ = true; }
+  // The application closed the connection (TcpConnection::orphan):
+  // retransmissions and zero-window probes give up after
+  // TcpConfig::max_orphan_retransmissions, answered probes included.
+  void set_orphaned() { orphaned_ = true; }
 
   // The acknowledgment fields of an acceptable incoming segment: ACK flag and
   // ackno, window (raw, scaled here), SACK blocks, timestamp echo.
@@ -178,6 +182,7 @@ class TcpSender {
   uint32_t timestamp_value(Instant now) const { return timestamp_clock(ts_offset_, now); }
   // The TSval clock of any connection with offset `offset`.
   static uint32_t timestamp_clock(uint32_t offset, Instant now);
+  uint32_t timestamp_offset() const { return ts_offset_; }
 
   Wrap32 isn() const;
   Wrap32 next_seqno() const;      // SND.NXT
@@ -292,6 +297,7 @@ class TcpSender {
   bool fin_sent_ = false;
   bool syn_timed_out_ = false;
   bool passive_open_ = false;
+  bool orphaned_ = false;
 
   // Loss recovery (RFC 5681 §3.2, RFC 6582, RFC 6675).
   bool in_recovery_ = false;

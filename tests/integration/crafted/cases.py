@@ -629,9 +629,7 @@ def time_wait_acks_retransmitted_fin(ctx):
     check(s.has(ACK) and s.ack == c.snd_nxt, "the answer does not acknowledge our FIN")
 
 
-@case("RFC 9293 §3.10.7.4 (TIME-WAIT), RFC 1122 §4.2.2.13, RFC 6191, issue 15 item 3", xfail={
-    "tinytcp": "issue 15 item 3 (RFC 6191 reuse): a new SYN with a higher sequence number "
-               "in TIME-WAIT is answered with an ACK of the old connection, not a SYN-ACK"})
+@case("RFC 9293 §3.10.7.4 (TIME-WAIT), RFC 1122 §4.2.2.13, RFC 6191, issue 15 item 3")
 def syn_in_time_wait_opens_new_connection(ctx):
     """The server is in TIME-WAIT; a new SYN on the same 4-tuple whose sequence
     number is above the old connection's (RFC 1122 §4.2.2.13, RFC 6191 without

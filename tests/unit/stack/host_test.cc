@@ -58,6 +58,11 @@ TEST_F(TwoHosts, GracefulCloseReleasesEverythingAfterTimeWait) {
   ASSERT_TRUE(run_until([&] { return a_.socket_count() == 0 && b_.socket_count() == 0; }, 10s));
   EXPECT_EQ(a_.connection_count(), 0u);
   EXPECT_EQ(b_.connection_count(), 0u);
+  // b closed first: its TIME-WAIT is a table entry, not a socket, until 2 MSL.
+  EXPECT_EQ(b_.time_wait_count(), 1u);
+  EXPECT_EQ(b_.stats().time_wait_entered, 1u);
+  run_for(2 * config_for(kB).tcp.msl);
+  EXPECT_EQ(b_.time_wait_count(), 0u);
   EXPECT_FALSE(a_.next_deadline().has_value());
   EXPECT_FALSE(b_.next_deadline().has_value());
 }

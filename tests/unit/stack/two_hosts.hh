@@ -40,8 +40,10 @@ inline HostConfig config_for(wire::Ipv4Address address, bool autotune = false) {
 class TwoHosts : public ::testing::Test {
  protected:
   explicit TwoHosts(bool autotune = false)
-      : a_(config_for(kA, autotune), [this](std::string_view d) { send(kB, d); }),
-        b_(config_for(kB, autotune), [this](std::string_view d) { send(kA, d); }) {
+      : TwoHosts(config_for(kA, autotune), config_for(kB, autotune)) {}
+  TwoHosts(const HostConfig& a, const HostConfig& b)
+      : a_(a, [this](std::string_view d) { send(kB, d); }),
+        b_(b, [this](std::string_view d) { send(kA, d); }) {
     a_.set_event_callback([this](SocketId id, SocketEvent e) { a_events_.emplace_back(id, e); });
     b_.set_event_callback([this](SocketId id, SocketEvent e) { b_events_.emplace_back(id, e); });
   }
