@@ -155,6 +155,7 @@ StackRuntime::StackRuntime(RuntimeOptions options) : options_(std::move(options)
     kernel_peer_ = wire::Ipv4Address::from_octets(169, 254, *subnet, 1);
   }
   host.tcp = options_.tcp;
+  host.syn_cookies = options_.syn_cookies;
   // RFC 9293 §3.7.1: MSS = MTU - 20 (IPv4) - 20 (TCP). The TcpConfig default
   // (1460, for MTU 1500) follows the device's MTU, larger or smaller; an MSS the
   // app chose is only lowered to fit.

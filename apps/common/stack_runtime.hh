@@ -48,6 +48,9 @@ struct RuntimeOptions {
   std::string impair_in;   // inbound only: used instead of `impair` when not empty
   std::string impair_out;  // outbound only: likewise
   uint64_t seed = 1;
+  // Answer SYNs with SYN cookies when a listener's SYN queue is full
+  // (stack::HostConfig::syn_cookies); off, such SYNs are dropped.
+  bool syn_cookies = true;
   // tcp.mss: left at the default, it becomes the device MTU - 40 (8960 at MTU
   // 9000); set to something else, it is only lowered to fit the MTU.
   tcp::TcpConfig tcp;

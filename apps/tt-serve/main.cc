@@ -375,6 +375,10 @@ int run(int argc, char** argv) {
   app.add_option("--cc", options.tcp.congestion_control,
                  "Congestion control: reno, newreno, cubic or fixed:N")
       ->capture_default_str();
+  bool no_syn_cookies = false;
+  app.add_flag("--no-syn-cookies", no_syn_cookies,
+               "Drop SYNs when a listener's SYN queue is full instead of answering with SYN "
+               "cookies (as net.ipv4.tcp_syncookies=0)");
   app.add_flag("-v,--verbose", verbose, "More logging (repeat for trace)");
   app.add_flag("-q,--quiet", quiet, "Errors only");
   CLI11_PARSE(app, argc, argv);
@@ -390,6 +394,7 @@ int run(int argc, char** argv) {
       return 1;
     }
   }
+  options.syn_cookies = !no_syn_cookies;
   // Many connections at once: moderate buffers (1 MiB each way unless --buffer).
   options.tcp.receive_buffer_bytes = buffer_bytes;
   options.tcp.send_buffer_bytes = buffer_bytes;
@@ -426,17 +431,25 @@ int run(int argc, char** argv) {
       static_cast<unsigned long long>(server.bytes_out()), seconds,
       static_cast<unsigned long long>(stats.resets_sent),
       static_cast<unsigned long long>(stats.echo_replies));
+  std::printf(
+      "tt-serve: %llu SYN cookies sent, %llu accepted, %llu SYNs dropped for a full SYN queue, "
+      "%llu bad cookies\n",
+      static_cast<unsigned long long>(stats.syn_cookies_sent),
+      static_cast<unsigned long long>(stats.syn_cookies_accepted),
+      static_cast<unsigned long long>(stats.drops[stack::HostDrop::SynBacklogFull]),
+      static_cast<unsigned long long>(stats.drops[stack::HostDrop::BadCookie]));
   const auto& loop = runtime.loop().stats();
   const auto& rt = runtime.stats();
   const auto& dev = runtime.device().stats();
   std::printf(
       "tt-serve: %llu loop wake-ups, %llu datagrams out in %llu batches (%llu ACKs coalesced), "
-      "device %llu packets in, %llu out\n",
+      "device %llu packets in, %llu out (%llu not sent)\n",
       static_cast<unsigned long long>(loop.wakeups), static_cast<unsigned long long>(rt.datagrams),
       static_cast<unsigned long long>(rt.batches),
       static_cast<unsigned long long>(rt.acks_coalesced),
       static_cast<unsigned long long>(dev.packets_received),
-      static_cast<unsigned long long>(dev.packets_sent));
+      static_cast<unsigned long long>(dev.packets_sent),
+      static_cast<unsigned long long>(dev.send_drops));
   g_loop = nullptr;
   return 0;
 }

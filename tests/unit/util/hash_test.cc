@@ -29,6 +29,30 @@ TEST(HmacSha256Test, Rfc4231TestCase2) {
             "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
 }
 
+// RFC 4231 §4.2 and §4.7 (a key longer than the block is hashed first), a
+// key of exactly one block, an empty key and message (Python's hmac), asked
+// in turns so that every call changes the key the thread's states hold.
+TEST(HmacSha256Test, KeysOfEveryLengthInTurns) {
+  const std::string key1(20, '\x0b');
+  const std::string key6(131, '\xaa');
+  const std::string block_key(64, 'k');
+  for (int round = 0; round < 2; ++round) {
+    EXPECT_EQ(to_hex(hmac_sha256(key1, "Hi There")),
+              "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7");
+    EXPECT_EQ(to_hex(hmac_sha256(key6, "Test Using Larger Than Block-Size Key - Hash Key First")),
+              "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54");
+    EXPECT_EQ(to_hex(hmac_sha256(block_key, "exactly one block of key")),
+              "baa93ea4ccc7062ed6870c5e7937dbd35ad7791df4e29df9addeb429ff491acf");
+    EXPECT_EQ(to_hex(hmac_sha256("", "")),
+              "b613679a0814d9ec772f95d778c35fc5ff1697c493715653c6c712144292c5ad");
+  }
+  // The same key twice in a row (the states are reused, not rebuilt).
+  EXPECT_EQ(to_hex(hmac_sha256("Jefe", "what do ya want for nothing?")),
+            "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
+  EXPECT_EQ(to_hex(hmac_sha256("Jefe", "what do ya want for nothing?")),
+            "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
+}
+
 TEST(SecureRandomTest, GivesRequestedLength) {
   EXPECT_EQ(secure_random_bytes(0).size(), 0u);
   const auto a = secure_random_bytes(32);
