@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <iterator>
 
 #include <spdlog/spdlog.h>
 
@@ -145,6 +146,7 @@ std::optional<ReceiverDrop> TcpReceiver::check(const TcpSegment& segment, Instan
       } else {
         stats_.drops.count(ReceiverDrop::Paws);
         SPDLOG_DEBUG("drop segment: {}", to_string(ReceiverDrop::Paws));
+        note_refused_duplicate(segment);
         request_ack();
         return ReceiverDrop::Paws;
       }
@@ -154,6 +156,7 @@ std::optional<ReceiverDrop> TcpReceiver::check(const TcpSegment& segment, Instan
     stats_.drops.count(ReceiverDrop::OutOfWindow);
     SPDLOG_DEBUG("drop segment: {} (seq {} len {})", to_string(ReceiverDrop::OutOfWindow),
                  segment.seqno, segment.sequence_length());
+    note_refused_duplicate(segment);
     request_ack();
     return ReceiverDrop::OutOfWindow;
   }
@@ -192,6 +195,7 @@ void TcpReceiver::receive(const TcpSegment& segment, Instant now) {
   }
   const uint64_t index = abs - 1;
   const uint64_t before = first_unassembled();
+  note_received_duplicate(abs, payload.size(), segment.fin);
   const bool had_pending = reassembler_.pending_ranges() > 0;
   const bool was_closed = stream_.is_closed();
   reassembler_.insert(index, payload, segment.fin);
@@ -230,6 +234,47 @@ void TcpReceiver::receive(const TcpSegment& segment, Instant now) {
   }
 }
 
+void TcpReceiver::note_duplicate(uint64_t left, uint64_t right) {
+  if (sack_ && left < right) {
+    dsack_ = Duplicate{left, right};
+  }
+}
+
+void TcpReceiver::note_refused_duplicate(const TcpSegment& segment) {
+  // RFC 2883 §4 (and Linux's tcp_send_dupack): a refused segment whose
+  // sequence space starts below RCV.NXT is a duplicate of what we have.
+  if (segment.syn || segment.rst || segment.sequence_length() == 0) {
+    return;
+  }
+  const uint64_t rcv_nxt = rcv_nxt_abs();
+  const int64_t d = segment.seqno - Wrap32::wrap(rcv_nxt, *irs_);
+  if (d >= 0 || static_cast<uint64_t>(-d) >= rcv_nxt) {
+    return;  // not below RCV.NXT, or before the peer's SYN
+  }
+  const uint64_t left = rcv_nxt - static_cast<uint64_t>(-d);
+  note_duplicate(left, std::min(left + segment.sequence_length(), rcv_nxt));
+}
+
+void TcpReceiver::note_received_duplicate(uint64_t abs, uint64_t length, bool fin) {
+  // RFC 2883 §4: the part below RCV.NXT (a FIN already received included),
+  // else the first part that overlaps a block held out of order. One block
+  // per segment, as Linux's tcp_dsack_set.
+  const uint64_t rcv_nxt = rcv_nxt_abs();
+  if (abs < rcv_nxt) {
+    note_duplicate(abs, std::min(abs + length + (fin ? 1 : 0), rcv_nxt));
+    return;
+  }
+  const uint64_t index = abs - 1;
+  const auto& pending = reassembler_.pending();
+  auto it = pending.upper_bound(index);
+  if (it != pending.begin() && std::prev(it)->second > index) {
+    --it;
+  }
+  if (it != pending.end() && it->first < index + length) {
+    note_duplicate(std::max(index, it->first) + 1, std::min(index + length, it->second) + 1);
+  }
+}
+
 void TcpReceiver::note_sack(uint64_t start) {
   // Move (or add) to the front: RFC 2018 §4, the first block reports the
   // most recently received segment.
@@ -251,14 +296,22 @@ void TcpReceiver::note_sack(uint64_t start) {
 
 void TcpReceiver::build_sack(TcpOptions& options) const {
   options.sack_count = 0;
+  // RFC 2018 §3: with timestamps only three blocks fit in 40 option bytes.
+  const size_t limit = timestamps_ ? 3 : 4;
+  size_t first_held = 0;  // the first block that reports data we hold
+  if (dsack_) {
+    // RFC 2883 §4: the first block reports the duplicate.
+    options.sack[0] =
+        SackBlock{Wrap32::wrap(dsack_->left, *irs_), Wrap32::wrap(dsack_->right, *irs_)};
+    options.sack_count = 1;
+    first_held = 1;
+  }
   const auto& pending = reassembler_.pending();
   if (pending.empty()) {
     return;
   }
-  // RFC 2018 §3: with timestamps only three blocks fit in 40 option bytes.
-  const size_t limit = timestamps_ ? 3 : 4;
   auto add = [&](uint64_t left, uint64_t right) {
-    for (size_t i = 0; i < options.sack_count; ++i) {
+    for (size_t i = first_held; i < options.sack_count; ++i) {
       if (options.sack[i].left == Wrap32::wrap(left + 1, *irs_)) {
         return;
       }
@@ -268,17 +321,26 @@ void TcpReceiver::build_sack(TcpOptions& options) const {
           SackBlock{Wrap32::wrap(left + 1, *irs_), Wrap32::wrap(right + 1, *irs_)};
     }
   };
+  // Adds the held range that contains stream index `index`, if any.
+  auto add_containing = [&](uint64_t index) {
+    auto it = pending.upper_bound(index);
+    if (it == pending.begin()) {
+      return;
+    }
+    --it;
+    if (it->second > index) {
+      add(it->first, it->second);
+    }
+  };
+  // RFC 2883 §4: a duplicate of data held out of order is followed by the
+  // (possibly larger) block that holds it.
+  if (dsack_ && dsack_->left > rcv_nxt_abs()) {
+    add_containing(dsack_->left - 1);
+  }
   // The block holding the newest segment first, then the others most recently
   // reported (RFC 2018 §4), then any remaining ranges from the highest down.
   for (size_t i = 0; i < recent_sack_count_; ++i) {
-    auto it = pending.upper_bound(recent_sack_[i]);
-    if (it == pending.begin()) {
-      continue;
-    }
-    --it;
-    if (it->second > recent_sack_[i]) {
-      add(it->first, it->second);
-    }
+    add_containing(recent_sack_[i]);
   }
   for (auto it = pending.rbegin(); it != pending.rend() && options.sack_count < limit; ++it) {
     add(it->first, it->second);
@@ -286,7 +348,7 @@ void TcpReceiver::build_sack(TcpOptions& options) const {
 }
 
 size_t TcpReceiver::sack_option_bytes() const {
-  if (!sack_ || !irs_ || reassembler_.pending_ranges() == 0) {
+  if (!sack_ || !irs_ || (reassembler_.pending_ranges() == 0 && !dsack_)) {
     return 0;
   }
   TcpOptions options;
@@ -322,6 +384,10 @@ void TcpReceiver::fill(TcpSegment& segment) {
   }
   if (sack_ && !segment.syn) {
     build_sack(segment.options);
+    if (dsack_) {
+      ++stats_.dsack_blocks;  // RFC 2883 §4: reported once, in this segment
+      dsack_.reset();
+    }
   }
   ++stats_.acks_sent;
   ack_now_ = false;

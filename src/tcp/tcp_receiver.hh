@@ -5,7 +5,8 @@
 // payloads in order, and produces the acknowledgment side of every segment we
 // send: ackno (RCV.NXT), the advertised window (RFC 7323 §2 scaling, RFC 1122
 // §4.2.3.3 silly-window avoidance, a right edge that never moves left), SACK
-// blocks (RFC 2018 §4) and the timestamp echo (RFC 7323 §4.3, with PAWS §5).
+// blocks (RFC 2018 §4) with D-SACK reports of duplicate data (RFC 2883) and
+// the timestamp echo (RFC 7323 §4.3, with PAWS §5).
 // It also decides when an ACK is due: delayed ACK per RFC 1122 §4.2.3.2 and
 // RFC 5681 §4.2, immediate ACKs for out-of-order data, filled gaps and FIN,
 // and window updates when the application frees enough buffer.
@@ -47,6 +48,7 @@ struct ReceiverStats {
   uint64_t out_of_order_segments = 0;
   uint64_t duplicate_segments = 0;  // occupied only sequence space already received
   uint64_t acks_sent = 0;           // fill() calls once synchronized
+  uint64_t dsack_blocks = 0;        // RFC 2883 D-SACK blocks put on segments
   EnumCounters<ReceiverDrop> drops;
 };
 
@@ -132,6 +134,13 @@ class TcpReceiver {
   uint64_t next_right_edge() const;
   bool window_update_due() const;
   void note_sack(uint64_t start);
+  // RFC 2883 §4: the next segment's first SACK block reports the duplicate
+  // sequence space [left, right) (absolute) just received.
+  void note_duplicate(uint64_t left, uint64_t right);
+  // The duplicate part of a segment check() refused, or of an acceptable one
+  // (at absolute `abs`, `length` payload bytes) before it is inserted.
+  void note_refused_duplicate(const TcpSegment& segment);
+  void note_received_duplicate(uint64_t abs, uint64_t length, bool fin);
   void build_sack(TcpOptions& options) const;
 
   TcpConfig config_;
@@ -160,6 +169,13 @@ class TcpReceiver {
   // (stream index of any byte inside each).
   std::array<uint64_t, TcpOptions::kMaxSackBlocks> recent_sack_{};
   size_t recent_sack_count_ = 0;
+  // RFC 2883: the duplicate to report on the next segment (absolute [left,
+  // right)), at most one, only in the ACK it triggers.
+  struct Duplicate {
+    uint64_t left;
+    uint64_t right;
+  };
+  std::optional<Duplicate> dsack_;
 
   // Delayed ACK.
   bool ack_now_ = false;
