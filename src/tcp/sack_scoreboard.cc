@@ -132,8 +132,21 @@ uint64_t SackScoreboard::sack(uint64_t left, uint64_t right) {
   }
   uint64_t newly = 0;
   for (size_t i = find(from); i < queue_.size() && queue_[i].start < right; ++i) {
+    // A block that covers part of a segment (a receiver that took part of
+    // it, a repacketizing middlebox) sacks that part: the segment is cut at
+    // the block's edges (Linux's tcp_match_skb_to_sack). Never the SYN.
+    if (!queue_[i].sacked && !queue_[i].syn) {
+      if (queue_[i].start < left && queue_[i].end() > left) {
+        split(i, static_cast<uint32_t>(left - queue_[i].start));
+        ++partial_sacks_;
+        continue;  // the piece at `left` is next
+      }
+      if (queue_[i].start >= left && queue_[i].end() > right) {
+        split(i, static_cast<uint32_t>(right - queue_[i].start));
+        ++partial_sacks_;
+      }
+    }
     OutstandingSegment& seg = queue_[i];
-    // Only segments wholly inside the original block are sacked.
     if (seg.sacked || seg.start < left || seg.end() > right) {
       continue;
     }
@@ -206,6 +219,30 @@ bool SackScoreboard::mark_front_lost() {
   }
   mark_lost(0);
   return true;
+}
+
+void SackScoreboard::forget_sacks() {
+  for (size_t i = 0; i < queue_.size(); ++i) {
+    queue_[i].sacked = false;
+  }
+  sacked_bytes_ = 0;
+  sacked_segments_ = 0;
+  below_sacked_bytes_ = 0;
+  below_sacked_segments_ = 0;
+  cache_count_ = 0;
+  next_cache_count_ = 0;
+}
+
+void SackScoreboard::clear() {
+  queue_.clear();
+  outstanding_ = 0;
+  lost_bytes_ = 0;
+  rexmit_bytes_ = 0;
+  lost_segments_ = 0;
+  rexmit_segments_ = 0;
+  loss_index_ = 0;
+  rexmit_index_ = 0;
+  forget_sacks();
 }
 
 void SackScoreboard::mark_all_lost() {

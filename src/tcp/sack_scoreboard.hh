@@ -88,6 +88,13 @@ class SackScoreboard {
   // Retransmission timeout: every unsacked segment is lost, none retransmitted
   // (RFC 6675 §5.1).
   void mark_all_lost();
+  // The receiver reneged (RFC 2018 §8): no segment counts as sacked any more.
+  void forget_sacks();
+  // Forgets every segment (they were never sent: a zero-window probe taken
+  // back when the window opened).
+  void clear();
+  // SACK blocks that covered only part of a segment (cut to fit).
+  uint64_t partial_sacks() const { return partial_sacks_; }
 
   // RFC 6675 §4 NextSeg rule (1): the first lost, unsacked segment not yet
   // retransmitted; its index in the queue.
@@ -190,6 +197,7 @@ class SackScoreboard {
   std::array<Range, kCacheSize> next_cache_{};
   size_t next_cache_count_ = 0;
 
+  uint64_t partial_sacks_ = 0;
   Delivery delivery_;
   Instant ambiguous_after_;
   std::optional<OutstandingSegment> newest_delivered_;

@@ -471,13 +471,18 @@ void TcpSender::process_sack(const TcpSegment& segment, uint64_t ack, uint64_t& 
       ++stats_.dsack_blocks;
       continue;
     }
-    if (left < ack || right > snd_nxt_) {
+    // Checked against SND.UNA before this ACK (as Linux's
+    // tcp_is_sackblock_valid): a block the new cumulative ACK cuts into
+    // still tells what arrived above it.
+    if (left < snd_una_ || right > snd_nxt_) {
       stats_.input_errors.count(SenderInputError::SackBlockOutOfWindow);
       SPDLOG_DEBUG("ignore SACK block [{}, {}): outside [SND.UNA, SND.NXT]", block.left,
                    block.right);
       continue;
     }
-    newly_sacked += board_.sack(left, right);
+    if (right > ack) {
+      newly_sacked += board_.sack(std::max(left, ack), right);
+    }
   }
   board_.end_sack();
 }
@@ -576,6 +581,9 @@ AckResult TcpSender::receive(const TcpSegment& segment, Instant now) {
       }
     }
   }
+  if (prior_wnd == 0 && wnd_ > 0 && ack == snd_una_ && segment.options.sack_count == 0) {
+    take_back_probe();
+  }
 
   uint64_t newly_sacked = 0;
   board_.begin_delivery(rack_on() ? rack_ambiguous_after(segment, now) : now);
@@ -613,6 +621,7 @@ AckResult TcpSender::receive(const TcpSegment& segment, Instant now) {
     }
     snd_una_ = ack;
     consecutive_retransmissions_ = 0;
+    probe_start_.reset();
     // RFC 6298 §3 (Karn): no sample from a retransmitted segment, unless the
     // timestamp echo tells which transmission was acknowledged. An echo older
     // than the last retransmission means the peer acknowledged an earlier
@@ -803,6 +812,13 @@ void TcpSender::on_rto(Instant now, const Transmit& transmit) {
   recovery_probe_deadline_.reset();
   recovery_probes_out_ = 0;
   rack_.cancel_timer();
+  if (board_.front().sacked) {
+    // The receiver SACKed what it has not acknowledged and now times us
+    // out: it reneged (RFC 2018 §8). Trust no SACK mark; retransmit from
+    // the left edge (Linux's tcp_timeout_mark_lost does the same).
+    board_.forget_sacks();
+    ++stats_.sack_reneging;
+  }
   board_.mark_all_lost();
   if (consecutive_retransmissions_ >= config_.linear_timeouts) {
     rtt_.backoff();  // RFC 6298 §5.5
@@ -811,6 +827,25 @@ void TcpSender::on_rto(Instant now, const Transmit& transmit) {
   const size_t index = board_.next_lost().value_or(0);
   retransmit(index, now, transmit);  // RFC 6298 §5.4
   arm_rto(now);                      // RFC 6298 §5.6
+}
+
+void TcpSender::take_back_probe() {
+  // The window opened with nothing but our zero-window probe outstanding,
+  // not acknowledged (the receiver dropped it). Waiting for its RTO, or
+  // holding the rest behind it (Nagle), would leave the window open and
+  // unused: take the probe back, as if it had never been sent, so the data
+  // goes out at once (Linux sends no data in its probes for the same
+  // reason).
+  if (!probe_start_ || *probe_start_ != snd_una_ || board_.empty() ||
+      board_.front().start != snd_una_) {
+    return;
+  }
+  board_.clear();
+  snd_nxt_ = snd_una_;
+  fin_sent_ = false;
+  rto_deadline_.reset();
+  probe_start_.reset();
+  ++stats_.probes_taken_back;
 }
 
 void TcpSender::on_persist(Instant now, const Transmit& transmit) {
@@ -837,12 +872,14 @@ void TcpSender::on_persist(Instant now, const Transmit& transmit) {
     // RFC 9293 §3.8.6.1: one octet of new data beyond the zero window.
     const bool fin = outbound_.is_closed() && pending_bytes() == 1;
     const uint32_t length = fin ? 2u : 1u;
+    probe_start_ = snd_nxt_;
     board_.add(snd_nxt_, length, false, fin, now);
     transmit_range(snd_nxt_, length, false, fin, now, transmit);
     unacked_since_ = now;
     snd_nxt_ += length;
     fin_sent_ = fin;
   } else if (outbound_.is_closed() && !fin_sent_) {
+    probe_start_ = snd_nxt_;
     board_.add(snd_nxt_, 1, false, true, now);
     transmit_range(snd_nxt_, 1, false, true, now, transmit);
     unacked_since_ = now;

@@ -92,6 +92,10 @@ struct SenderStats {
   uint64_t dsack_blocks = 0;  // RFC 2883 duplicate reports (ignored)
   // Retransmissions cut to leave room for SACK blocks (RFC 6691).
   uint64_t retransmissions_split = 0;
+  // Timeouts with the segment at SND.UNA sacked: SACK marks forgotten.
+  uint64_t sack_reneging = 0;
+  // Zero-window probes taken back when the window opened, sent again at once.
+  uint64_t probes_taken_back = 0;
   // Timestamp echoes of an earlier copy of a retransmitted segment, not used
   // as RTT samples.
   uint64_t ambiguous_rtt_samples = 0;
@@ -234,6 +238,7 @@ class TcpSender {
   void retransmit(size_t index, Instant now, const Transmit& transmit);
   void on_rto(Instant now, const Transmit& transmit);
   void on_persist(Instant now, const Transmit& transmit);
+  void take_back_probe();
   void on_keepalive(Instant now, const Transmit& transmit);
   void process_sack(const TcpSegment& segment, uint64_t ack, uint64_t& newly_sacked);
   void enter_recovery(Instant now);
@@ -298,6 +303,8 @@ class TcpSender {
   bool syn_timed_out_ = false;
   bool passive_open_ = false;
   bool orphaned_ = false;
+  // Where the zero-window probe of new data outstanding now starts.
+  std::optional<uint64_t> probe_start_;
 
   // Loss recovery (RFC 5681 §3.2, RFC 6582, RFC 6675).
   bool in_recovery_ = false;

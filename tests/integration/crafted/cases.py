@@ -511,9 +511,7 @@ def is_window_probe(snd_una):
     return probe
 
 
-@case("RFC 9293 §3.8.6.1, RFC 1122 §4.2.2.17, issue 15 item 9", xfail={
-    "tinytcp": "issue 15 item 9: an ACK that opens a zero window does not send at once; the "
-               "echo waits for the next timer"})
+@case("RFC 9293 §3.8.6.1, RFC 1122 §4.2.2.17, issue 15 item 9")
 def zero_window_probing(ctx):
     """Our data segment advertises window 0, so its echo is due but may not be
     sent: the server sends nothing beyond the window, probes, and backs the

@@ -75,14 +75,40 @@ TEST_F(SackScoreboardTest, PartialAckTrimsTheFrontSegment) {
   EXPECT_EQ(board.outstanding_bytes(), 8500u);
 }
 
-TEST_F(SackScoreboardTest, SackMarksOnlyWholeSegments) {
+TEST_F(SackScoreboardTest, PartialBlockSacksThePartItCovers) {
   send_ten();
-  EXPECT_EQ(sack({{2001, 4501}}), 2000u);  // 2001 and 3001; 4001 only half
-  EXPECT_EQ(board.sacked_bytes(), 2000u);
+  // 2001 and 3001 whole, 4001 cut: its first half is sacked, the rest not.
+  EXPECT_EQ(sack({{2001, 4501}}), 2500u);
+  EXPECT_EQ(board.sacked_bytes(), 2500u);
+  ASSERT_EQ(board.size(), 11u);
   EXPECT_TRUE(board[2].sacked);
   EXPECT_TRUE(board[3].sacked);
-  EXPECT_FALSE(board[4].sacked);
-  EXPECT_EQ(board.pipe(), 8000u);
+  EXPECT_TRUE(board[4].sacked);
+  EXPECT_EQ(board[4].end(), 4501u);
+  EXPECT_FALSE(board[5].sacked);
+  EXPECT_EQ(board[5].start, 4501u);
+  EXPECT_EQ(board.pipe(), 7500u);
+  EXPECT_EQ(board.partial_sacks(), 1u);
+  // A block inside one segment cuts it twice.
+  EXPECT_EQ(sack({{6201, 6701}}), 500u);
+  ASSERT_EQ(board.size(), 13u);
+  EXPECT_EQ(board[7].end(), 6201u);
+  EXPECT_TRUE(board[8].sacked);
+  EXPECT_EQ(board[9].start, 6701u);
+  EXPECT_EQ(board.outstanding_bytes(), 10000u);
+}
+
+TEST_F(SackScoreboardTest, RenegedSacksAreForgotten) {
+  send_ten();
+  sack({{1, 3001}});
+  ASSERT_TRUE(board.front().sacked);
+  board.forget_sacks();
+  EXPECT_EQ(board.sacked_bytes(), 0u);
+  board.mark_all_lost();
+  EXPECT_EQ(board.lost_bytes(), 10000u);
+  EXPECT_EQ(board.next_lost(), 0u);  // from the left edge
+  // Sacked again as the blocks come back.
+  EXPECT_EQ(sack({{1, 2001}}), 2000u);
 }
 
 TEST_F(SackScoreboardTest, RepeatedBlocksAreNotCountedTwice) {
@@ -94,11 +120,13 @@ TEST_F(SackScoreboardTest, RepeatedBlocksAreNotCountedTwice) {
   EXPECT_EQ(board.sacked_bytes(), 4000u);
 }
 
-TEST_F(SackScoreboardTest, GrownBlockSacksASegmentTheOldEdgeSplit) {
+TEST_F(SackScoreboardTest, GrownBlockSacksTheRestOfASegmentItCut) {
   send_ten();
-  EXPECT_EQ(sack({{2001, 3501}}), 1000u);
-  EXPECT_EQ(sack({{2001, 4001}}), 1000u);  // 3001 is whole now
+  EXPECT_EQ(sack({{2001, 3501}}), 1500u);
+  EXPECT_EQ(sack({{2001, 4001}}), 500u);  // the rest of 3001
   EXPECT_TRUE(board[2].sacked);
+  EXPECT_TRUE(board[4].sacked);
+  EXPECT_EQ(board.sacked_bytes(), 2000u);
 }
 
 TEST_F(SackScoreboardTest, EverythingBelowTheSackedSegmentsIsJudged) {
@@ -388,6 +416,17 @@ TEST(SackScoreboardPropertyTest, MatchesTheRfcDefinitionsUnderRandomAcks) {
           const uint64_t l = rng.uniform(una, next);
           const uint64_t r = rng.uniform(l, next);
           board.sack(l, r);
+          // A block cuts an unsacked segment it covers part of.
+          for (size_t i = 0; l < r && i < model.size(); ++i) {
+            for (const uint64_t edge : {l, r}) {
+              ModelSegment& m = model[i];
+              if (!m.sacked && m.start < edge && edge < m.end) {
+                model.insert(model.begin() + static_cast<std::ptrdiff_t>(i) + 1,
+                             ModelSegment{edge, m.end});
+                model[i].end = edge;
+              }
+            }
+          }
           for (auto& m : model) {
             if (m.start >= l && m.end <= r) {
               m.sacked = true;

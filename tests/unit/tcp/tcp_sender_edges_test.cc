@@ -1,0 +1,88 @@
+// The sender at the edges a hostile or broken peer finds: a window that
+// opens under an unacknowledged zero-window probe (issue 15 item 9), SACK
+// blocks a cumulative ACK cuts into, and a receiver that reneges on its
+// SACKs before a timeout (RFC 2018 §8; item 5).
+
+#include <gtest/gtest.h>
+
+#include "unit/tcp/sender_harness.hh"
+
+namespace tinytcp::tcp {
+namespace {
+
+using testing::SenderHarness;
+
+class TcpSenderEdgesTest : public SenderHarness {
+ protected:
+  static PeerOptions sack_peer() {
+    PeerOptions p = default_peer();
+    p.sack = true;
+    return p;
+  }
+};
+
+TEST_F(TcpSenderEdgesTest, WindowOpeningSendsAtOnceDespiteAnUnacknowledgedProbe) {
+  establish(default_peer(), 0);
+  push("hello world");
+  expect_nothing_sent();
+  tick(rto());
+  expect_segment().seqno(1).payload("h");  // RFC 9293 §3.8.6.1: one octet
+  ack(1, 0);                               // dropped: the window is still shut
+  expect_nothing_sent();
+  // The window opens; the probe byte was not taken. Everything goes now,
+  // not after the probe's timeout (nor held behind it by Nagle).
+  ack(1, 1000);
+  expect_segment().seqno(1).payload("hello world");
+  EXPECT_EQ(sender->stats().probes_taken_back, 1u);
+  ack(12);
+  expect_nothing_sent();
+  EXPECT_EQ(sender->bytes_in_flight(), 0u);
+}
+
+TEST_F(TcpSenderEdgesTest, WindowOpeningThatTakesTheProbeSendsTheRest) {
+  establish(default_peer(), 0);
+  push("hello world");
+  tick(rto());
+  expect_segment().seqno(1).payload("h");
+  ack(2, 1000);  // the probe byte was taken as the window opened
+  expect_segment().seqno(2).payload("ello world");
+  EXPECT_EQ(sender->stats().probes_taken_back, 0u);
+}
+
+TEST_F(TcpSenderEdgesTest, SackBlockTheCumulativeAckCutsIntoStillCounts) {
+  establish(sack_peer());
+  push_bytes(5000);
+  EXPECT_EQ(drain(), 5u);
+  ack(1001);
+  // The ACK moves SND.UNA to 2001 and its second block, valid against the
+  // SND.UNA before it (1001), reaches past that: [2001, 3001) arrived.
+  ack(2001, 65535, {{4001, 5001}, {1001, 3001}});
+  // RACK: [3001, 4001) was sent no later than the delivered [4001, 5001).
+  expect_segment().seqno(3001).payload_size(1000);
+  EXPECT_EQ(sender->stats().input_errors[SenderInputError::SackBlockOutOfWindow], 0u);
+  // Only [3001, 4001), retransmitted, is in the network: [2001, 3001) is
+  // known to have arrived.
+  EXPECT_EQ(sender->bytes_in_flight(), 1000u);
+}
+
+TEST_F(TcpSenderEdgesTest, TimeoutAfterRenegingRetransmitsFromTheLeftEdge) {
+  establish(sack_peer());
+  push_bytes(3000);
+  EXPECT_EQ(drain(), 3u);
+  // The receiver SACKs everything, the segment at SND.UNA included, yet
+  // never acknowledges it: it has reneged (or will).
+  ack(1, 65535, {{1, 3001}});
+  expect_nothing_sent();
+  tick(rto());
+  expect_segment().seqno(1).payload_size(1000);
+  EXPECT_EQ(sender->stats().sack_reneging, 1u);
+  EXPECT_EQ(sender->stats().rto_expirations, 1u);
+  // The SACKs are forgotten: what they covered is sent again as the
+  // cumulative ACK moves, not skipped.
+  ack(1001);
+  expect_segment().seqno(1001).payload_size(1000);
+  drain();
+}
+
+}  // namespace
+}  // namespace tinytcp::tcp
