@@ -197,8 +197,19 @@ TEST_F(TcpConnectionTest, SynInEstablishedGetsAChallengeAck) {
   syn.syn = true;
   deliver(syn);
   EXPECT_EQ(conn_->state(), TcpState::Established);
-  EXPECT_FALSE(expect_segment().rst);
+  // RFC 5961 §4.2 (RFC 9293 §3.10.7.4, fourth check): whatever its sequence
+  // number, an ACK of RCV.NXT at SND.NXT, and no reset.
+  const auto ack = expect_segment();
+  EXPECT_TRUE(ack.ack);
+  EXPECT_FALSE(ack.rst);
+  EXPECT_FALSE(ack.syn);
+  EXPECT_EQ(ack.ackno, kPeerIsn + 1);
+  EXPECT_EQ(ack.seqno, kIsn + 1);
+  EXPECT_EQ(last_payload_, "");
+  expect_nothing_sent();
+  EXPECT_EQ(conn_->stats().challenge_acks, 1u);
   EXPECT_EQ(drops(ConnectionDrop::SynSynchronized), 1u);
+  EXPECT_EQ(conn_->stats().drops.total(), 1u);
 }
 
 TEST_F(TcpConnectionTest, SegmentWithoutAckIsDropped) {

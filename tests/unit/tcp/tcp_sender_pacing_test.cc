@@ -219,6 +219,7 @@ TEST_F(SenderPacingTest, SamplesFromAnIdleApplicationAreAppLimited) {
   now += 50ms;
   ack(45'001);
   EXPECT_FALSE(last_sample().is_app_limited);
+  EXPECT_EQ(drain(), 20u);
 }
 
 TEST_F(SenderPacingTest, SackedSegmentsAreDeliveredAndLossesReported) {
@@ -242,6 +243,13 @@ TEST_F(SenderPacingTest, SackedSegmentsAreDeliveredAndLossesReported) {
   // and a retransmission gives no RTT (Karn).
   now += 40ms;
   ack(4001);
+  // RFC 8985 §6.2: 4001..10000, sent 40 ms before the retransmission that
+  // was just delivered and still not sacked 80 ms on, are lost.
+  for (uint64_t seq = 4001; seq < 10001; seq += 1000) {
+    expect_segment().seqno(seq).payload_size(1000);
+  }
+  expect_nothing_sent();
+  EXPECT_EQ(sender->stats().rack_marked_lost, 6u);
   EXPECT_EQ(cc->deliveries.back().delivered_total, 4001u);
   EXPECT_EQ(last_sample().delivered, 1000u);
   EXPECT_FALSE(last_sample().rtt);

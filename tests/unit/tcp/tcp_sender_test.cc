@@ -12,6 +12,7 @@ namespace {
 
 using namespace std::chrono_literals;
 using testing::SenderHarness;
+using testing::SentSegment;
 
 class TcpSenderTest : public SenderHarness {};
 
@@ -276,6 +277,7 @@ TEST_F(TcpSenderTest, TimestampsGiveSamplesEvenForRetransmissions) {
   auto peer = default_peer();
   peer.timestamps = true;
   establish(peer);
+  const Duration srtt_before = sender->state().srtt;
   push("a");
   expect_segment();
   tick(rto());
@@ -283,7 +285,9 @@ TEST_F(TcpSenderTest, TimestampsGiveSamplesEvenForRetransmissions) {
   const uint32_t tsval = retx.segment().options.timestamps->value;
   now += 30ms;
   ack(2, 65535, {}, tsval);
-  EXPECT_EQ(sender->state().srtt, sender->state().srtt);  // defined
+  // RFC 7323 §4.3: the echo names the retransmission, so 30 ms is a sample:
+  // RFC 6298 §2.3 SRTT <- 7/8 SRTT + 1/8 R (one segment in flight).
+  EXPECT_EQ(sender->state().srtt, srtt_before + (Duration(30ms) - srtt_before) / 8);
   EXPECT_EQ(rto(), 200ms);  // a sample was taken: backoff cleared, floor 200 ms
 }
 
@@ -341,8 +345,11 @@ TEST_F(TcpSenderTest, RtoIsCappedAtTheMaximum) {
   config.max_retransmissions = 100;
   establish();
   push("a");
+  expect_segment().seqno(1).payload("a");
   for (int i = 0; i < 10; ++i) {
     tick(rto());
+    expect_segment().seqno(1).payload("a");
+    expect_nothing_sent();
   }
   EXPECT_EQ(rto(), 5s);
 }
@@ -447,12 +454,14 @@ TEST_F(TcpSenderTest, GivesUpAfterTheUserTimeout) {
   establish();
   push("a");
   expect_segment();
-  tick(rto());  // 200 ms
-  tick(rto());  // 400 ms later
-  tick(rto());  // 800 ms later: 1400 ms in all
+  for (int i = 0; i < 3; ++i) {
+    tick(rto());  // 200, 400 and 800 ms later: 1400 ms in all
+    expect_segment().seqno(1).payload("a");
+  }
   EXPECT_FALSE(sender->failure().has_value());
   EXPECT_EQ(sender->next_deadline(), Instant{} + 1500ms);
   tick(100ms);
+  expect_nothing_sent();
   ASSERT_TRUE(sender->failure().has_value());
   EXPECT_EQ(*sender->failure(), SenderFailure::UserTimeout);
   EXPECT_EQ(to_string(*sender->failure()), "user timeout");
@@ -462,10 +471,14 @@ TEST_F(TcpSenderTest, UserTimeoutRestartsWhenDataIsAcknowledged) {
   config.user_timeout = 1s;
   establish();
   push("a");
+  expect_segment().seqno(1).payload("a");
   tick(900ms);
+  expect_segment().seqno(1).payload("a");  // the RTO
   ack(2);
   push("b");
+  expect_segment().seqno(2).payload("b");
   tick(900ms);
+  expect_segment().seqno(2).payload("b");
   EXPECT_FALSE(sender->failure().has_value());
 }
 
@@ -497,9 +510,12 @@ TEST_F(TcpSenderTest, ZeroWindowProbingContinuesWhileThePeerAnswers) {
   config.max_retransmissions = 2;
   establish(default_peer(), 0);
   push("abc");
+  expect_nothing_sent();
   for (int i = 0; i < 6; ++i) {
     tick(*sender->next_deadline() - now);
+    expect_segment().seqno(1).payload("a");  // RFC 9293 §3.8.6.1: one octet
     ack(1, 0);
+    expect_nothing_sent();
   }
   EXPECT_FALSE(sender->failure().has_value());
   EXPECT_EQ(sender->stats().zero_window_probes, 6u);
@@ -509,9 +525,12 @@ TEST_F(TcpSenderTest, UnansweredZeroWindowProbesGiveUp) {
   config.max_retransmissions = 2;
   establish(default_peer(), 0);
   push("abc");
-  for (int i = 0; i < 3; ++i) {
+  for (int i = 0; i < 2; ++i) {
     tick(*sender->next_deadline() - now);
+    expect_segment().seqno(1).payload("a");
   }
+  tick(*sender->next_deadline() - now);
+  expect_nothing_sent();
   ASSERT_TRUE(sender->failure().has_value());
   EXPECT_EQ(*sender->failure(), SenderFailure::MaxRetransmissions);
 }
@@ -626,6 +645,7 @@ TEST_F(RecoveryTest, NewRenoPartialAckRetransmitsTheNextHole) {
   ack(12001, 4096);  // full ACK
   EXPECT_FALSE(sender->in_recovery());
   EXPECT_EQ(sender->state().cwnd, sender->state().ssthresh);
+  drain();  // new data in the deflated window
 }
 
 TEST_F(RecoveryTest, RenoPartialAckLeavesRecovery) {
@@ -644,13 +664,21 @@ TEST_F(RecoveryTest, RenoPartialAckLeavesRecovery) {
 
 TEST_F(RecoveryTest, NoSecondReductionForLossesOfTheSameWindow) {
   start("newreno", false);
-  for (int i = 0; i < 3; ++i) {
-    ack(1, 4096);
-  }
+  ack(1, 4096);
+  expect_segment().seqno(10001);  // RFC 3042
+  ack(1, 4096);
+  expect_segment().seqno(11001);
+  ack(1, 4096);
+  expect_segment().seqno(1);  // the fast retransmission
+  expect_nothing_sent();
   const uint64_t ssthresh = sender->state().ssthresh;
   for (int i = 0; i < 10; ++i) {
     ack(1, 4096);
   }
+  for (size_t i = 0; i < sent.size(); ++i) {
+    EXPECT_NE(absolute(sent[i].seqno), 1u) << "a second retransmission of the hole";
+  }
+  drain();
   EXPECT_EQ(sender->stats().fast_retransmits, 1u);
   EXPECT_EQ(sender->state().ssthresh, ssthresh);
 }
@@ -700,6 +728,9 @@ TEST_F(RecoveryTest, SackCanBeSwitchedOff) {
   ack(1001, 4096, {{2001, 6001}});
   EXPECT_EQ(sender->stats().input_errors[SenderInputError::SackNotNegotiated], 1u);
   EXPECT_FALSE(sender->in_recovery());
+  expect_segment().seqno(10001);  // slow start: two new segments, no retransmission
+  expect_segment().seqno(11001);
+  expect_nothing_sent();
 }
 
 TEST_F(RecoveryTest, TimeoutEndsRecoveryAndGoesBackN) {
@@ -736,13 +767,7 @@ class RackTlpTest : public TcpSenderTest {
     expect_segment().syn().seqno(0);
     sender->set_peer_options(peer);
     now += kRtt;
-    TcpSegment syn_ack;
-    syn_ack.syn = true;
-    syn_ack.ack = true;
-    syn_ack.seqno = kPeerSeq - 1;
-    syn_ack.ackno = Wrap32::wrap(1, kIsn);
-    syn_ack.window = 65535;
-    ASSERT_EQ(sender->receive(syn_ack, now), AckResult::Advanced);
+    ASSERT_EQ(syn_ack(), AckResult::Advanced);
     push_bytes(1000);
     expect_segment().seqno(1);
     now += kRtt;
@@ -890,7 +915,9 @@ TEST_F(RackTlpTest, TailLossProbeSendsNewDataWhenThereIsSome) {
   EXPECT_EQ(sender->stats().retransmitted_segments, 0u);
   expect_stats(0, 0, 1, 0);
   now += kRtt;
-  ack(12001);  // everything arrived: no loss
+  ack(12001);                     // everything arrived: no loss
+  expect_segment().seqno(12001);  // the rest of what was written
+  expect_nothing_sent();
   EXPECT_FALSE(sender->state().tlp_outstanding);
   EXPECT_EQ(sender->stats().tlp_recoveries, 0u);
 }
@@ -1058,10 +1085,14 @@ TEST_F(TcpSenderTest, FixedWindowNeverExceedsNSegments) {
   EXPECT_EQ(drain(), 3u);
   for (uint64_t acked = 1001; acked <= 20001; acked += 1000) {
     ack(acked, 4096);
+    expect_segment().seqno(acked + 2000).payload_size(1000);  // one out for one in
+    expect_nothing_sent();
     EXPECT_LE(sender->sequence_numbers_in_flight(), 3000u);
     EXPECT_EQ(sender->state().cwnd, 3000u);
   }
   tick(rto());  // no congestion response either
+  expect_segment().seqno(20001).payload_size(1000);
+  expect_nothing_sent();
   EXPECT_EQ(sender->state().cwnd, 3000u);
 }
 
@@ -1155,6 +1186,7 @@ TEST_F(TcpSenderTest, AckBeyondSndNxtChangesNothing) {
 TEST_F(TcpSenderTest, AckBeforeTheSynIsSentIsUnsent) {
   make();
   EXPECT_EQ(ack(0), AckResult::Unsent);
+  expect_segment().syn().seqno(0);  // push() after the ACK sends the SYN
 }
 
 TEST_F(TcpSenderTest, NonsenseSackBlocksAreCountedAndIgnored) {
@@ -1167,6 +1199,11 @@ TEST_F(TcpSenderTest, NonsenseSackBlocksAreCountedAndIgnored) {
   ack(1001, 65535, {{4001, 9001}});  // beyond SND.NXT
   ack(1001, 65535, {{501, 2001}});   // straddles SND.UNA
   ack(1001, 65535, {{201, 501}});    // D-SACK (RFC 2883), not an error
+  // The blocks are ignored, the ACKs are not: three duplicates, a fast
+  // retransmission (RFC 5681 §3.2; RFC 6675 §5 step 1, DupAcks >= DupThresh).
+  expect_segment().seqno(1001).payload_size(1000);
+  expect_nothing_sent();
+  EXPECT_EQ(sender->stats().fast_retransmits, 1u);
   const auto& e = sender->stats().input_errors;
   EXPECT_EQ(e[SenderInputError::SackBlockInverted], 1u);
   EXPECT_EQ(e[SenderInputError::SackBlockOutOfWindow], 2u);
@@ -1270,6 +1307,7 @@ TEST_F(TcpSenderTest, TraceFiresOnEveryCwndOrRttChange) {
   std::vector<SenderState> trace;
   sender->set_trace([&](Instant, const SenderState& s) { trace.push_back(s); });
   sender->push(now, sink());
+  expect_segment().syn();
   sender->set_peer_options(peer);  // cwnd from 10 * 536 to 10 * 1000: not an event yet
   now += 10ms;
   TcpSegment syn_ack;
@@ -1283,8 +1321,10 @@ TEST_F(TcpSenderTest, TraceFiresOnEveryCwndOrRttChange) {
   EXPECT_EQ(trace.back().srtt, 10ms);
   const size_t n = trace.size();
   push_bytes(10000);
+  EXPECT_EQ(drain(), 10u);
   now += 10ms;
   ack(1001, 4096);
+  expect_nothing_sent();  // nothing more written
   ASSERT_GT(trace.size(), n);
   EXPECT_EQ(trace.back().cwnd, 11000u);
   const size_t m = trace.size();
@@ -1313,6 +1353,7 @@ TEST_F(TcpSenderTest, AcknowledgedBytesLeaveTheSendBuffer) {
   config.send_buffer_bytes = 4000;
   establish();
   push_bytes(4000);
+  EXPECT_EQ(drain(), 4u);
   EXPECT_EQ(sender->outbound().available_capacity(), 0u);
   ack(2001);
   EXPECT_EQ(sender->outbound().available_capacity(), 2000u);
@@ -1368,46 +1409,100 @@ TEST_F(TcpSenderTest, AutotunedSendBufferHasAFloorAndACap) {
 
 // --- Property: arbitrary ACKs never break the sender's invariants ----------------
 
+// The sender against a reference model of its sequence space (RFC 9293
+// §3.10.7.4): SND.NXT is the end of the highest segment it sent, SND.UNA moves
+// exactly on an ACK in (SND.UNA, SND.NXT], and the classification of every
+// ACK follows from the two. The harness checks every segment besides: inside
+// the peer's window (or a one-octet zero-window probe), at most max_payload(),
+// the bytes written at that sequence number.
 TEST_F(TcpSenderTest, RandomAcksKeepInvariants) {
   const uint64_t seed = seed_from_env("TINYTCP_SEED", 0x7cb5e4d);
   SCOPED_TRACE(::testing::Message() << "TINYTCP_SEED=" << seed);
   Rng rng(seed);
+  uint64_t advanced = 0;
+  uint64_t refused = 0;
   for (int run = 0; run < 20; ++run) {
+    SCOPED_TRACE(::testing::Message() << "run " << run);
     config.congestion_control = run % 3 == 0 ? "cubic" : (run % 3 == 1 ? "reno" : "newreno");
     auto peer = default_peer();
     peer.sack = run % 2 == 0;
     peer.send_window_shift = static_cast<uint8_t>(rng.uniform(0, 14));
     establish(peer);
-    uint64_t acked = 1;
+    uint64_t una = 1;  // the model's SND.UNA and SND.NXT, absolute
+    uint64_t nxt = 1;
+    const auto take_sent = [&] {
+      for (const SentSegment& s : sent) {
+        const uint64_t end = absolute(s.seqno) + s.payload.size() + (s.fin ? 1 : 0);
+        nxt = std::max(nxt, end);
+      }
+      drain();
+    };
+    bool closed = false;
     for (int step = 0; step < 300; ++step) {
-      if (rng.chance(0.3)) {
+      if (!closed && rng.chance(0.3)) {
         push_bytes(rng.uniform(1, 5000));
       }
-      const uint64_t nxt = sender->next_seqno().raw() - kIsn.raw();
-      uint64_t a = acked;
-      if (rng.chance(0.5) && nxt > acked) {
-        a = rng.uniform(acked, nxt);
+      if (!closed && rng.chance(0.01)) {
+        close();  // the FIN follows the last byte
+        closed = true;
+      }
+      take_sent();
+      ASSERT_EQ(sender->next_seqno(), Wrap32::wrap(nxt, kIsn));
+      uint64_t a = una;
+      if (rng.chance(0.2)) {
+        // The edges of (SND.UNA, SND.NXT], where off-by-ones live.
+        const uint64_t edges[] = {una - 1, una, una + 1, nxt - 1, nxt, nxt + 1};
+        a = edges[rng.uniform(0, 5)];
+      } else if (rng.chance(0.5) && nxt > una) {
+        a = rng.uniform(una, nxt);
       } else if (rng.chance(0.2)) {
         a = rng.next();
+      } else if (rng.chance(0.2)) {
+        a = nxt + rng.uniform(1, 3000);  // not yet sent
       }
+      // The sender sees 32 bits: the model unwraps them next to SND.UNA.
+      const int64_t acked =
+          static_cast<int64_t>(una) +
+          static_cast<int32_t>(static_cast<uint32_t>(a) - static_cast<uint32_t>(una));
       std::vector<std::pair<uint64_t, uint64_t>> blocks;
       for (uint64_t b = rng.uniform(0, 4); b > 0; --b) {
-        const uint64_t l = rng.chance(0.8) ? rng.uniform(acked, nxt + 10) : rng.next();
+        const uint64_t l = rng.chance(0.8) ? rng.uniform(una, nxt + 10) : rng.next();
         blocks.emplace_back(l, l + rng.uniform(0, 3000));
       }
       const AckResult r = ack(a, static_cast<uint16_t>(rng.uniform(0, 65535)), blocks);
-      if (r == AckResult::Advanced) {
-        acked = a;
+      if (acked > static_cast<int64_t>(una) && acked <= static_cast<int64_t>(nxt)) {
+        ASSERT_EQ(r, AckResult::Advanced)
+            << "ACK " << acked << ", SND.UNA " << una << ", SND.NXT " << nxt;
+        una = static_cast<uint64_t>(acked);
+        ++advanced;
+      } else if (acked == static_cast<int64_t>(una)) {
+        ASSERT_EQ(r, AckResult::Duplicate) << "ACK " << acked;
+      } else if (acked > static_cast<int64_t>(nxt)) {
+        ASSERT_EQ(r, AckResult::Unsent) << "ACK " << acked << ", SND.NXT " << nxt;
+        ++refused;
+      } else if (acked < 0) {
+        // Before the ISN: refused either way (an ACK and a drop); counted as
+        // Unsent, since the sender unwraps into absolute sequence numbers.
+        ASSERT_TRUE(r == AckResult::Unsent || r == AckResult::TooOld)
+            << "ACK " << acked << " before the ISN: " << to_string(r);
+        ++refused;
+      } else {
+        ASSERT_TRUE(r == AckResult::Old || r == AckResult::TooOld)
+            << "ACK " << acked << " below SND.UNA " << una << ": " << to_string(r);
+        ++refused;
       }
+      ASSERT_EQ(sender->oldest_unacked(), Wrap32::wrap(una, kIsn));
+      take_sent();
       if (rng.chance(0.2)) {
         tick(std::chrono::milliseconds(rng.uniform(0, 2000)));
+        take_sent();
         if (const auto next = sender->next_deadline(); next && !sender->failure()) {
           ASSERT_GT(*next, now) << "a timer due now did not fire";
         }
       }
-      drain();
-      ASSERT_LE(sender->bytes_in_flight(), sender->sequence_numbers_in_flight());
-      ASSERT_EQ(sender->oldest_unacked(), Wrap32::wrap(acked, kIsn));
+      ASSERT_EQ(sender->next_seqno(), Wrap32::wrap(nxt, kIsn));
+      ASSERT_EQ(sender->sequence_numbers_in_flight(), nxt - una);
+      ASSERT_LE(sender->bytes_in_flight(), nxt - una);
       ASSERT_GE(sender->state().cwnd, 1u);
       ASSERT_LE(sender->outbound().bytes_buffered(), config.send_buffer_bytes);
       if (sender->failure()) {
@@ -1415,6 +1510,9 @@ TEST_F(TcpSenderTest, RandomAcksKeepInvariants) {
       }
     }
   }
+  // Both sides of the model were exercised.
+  EXPECT_GT(advanced, 100u);
+  EXPECT_GT(refused, 100u);
 }
 
 }  // namespace
