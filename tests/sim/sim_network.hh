@@ -5,6 +5,10 @@
 // duplication and corruption, on a manual clock. Every segment is serialized
 // through the wire codec (with a real checksum) and parsed again on arrival,
 // so a corrupted segment is dropped by the checksum, as on a real network.
+// `corrupt` damages a segment so that the checksum always catches it;
+// `undetected_corrupt` damages it so that it never does (RFC 1071: the
+// one's complement sum cannot see words reordered, or one word's bit set
+// where another's is cleared), as a link whose CRC missed an error would.
 
 #include <algorithm>
 #include <cstdint>
@@ -28,7 +32,12 @@ struct LinkParams {
   double loss = 0;
   double duplicate = 0;
   double reorder = 0;  // chance of an extra delay of up to 4 x `delay`
-  double corrupt = 0;  // chance of flipping one to three bits
+  double corrupt = 0;  // chance of flipping one to three bits of one 16-bit word
+  // Chance of damage the Internet checksum cannot detect: two different
+  // 16-bit words swapped, or the same bit set in one word and cleared in
+  // another. Anywhere in the segment, or only in its payload.
+  double undetected_corrupt = 0;
+  bool undetected_in_payload_only = false;
   Duration delay = std::chrono::milliseconds(10);
   Duration jitter{0};  // uniform extra delay in [0, jitter]
   // IPv4 datagram size the link carries (20 bytes of IPv4 header added to
@@ -42,7 +51,11 @@ struct LinkStats {
   uint64_t lost = 0;
   uint64_t duplicated = 0;
   uint64_t corrupted = 0;
-  uint64_t checksum_drops = 0;  // corrupted and caught by parse_tcp
+  uint64_t checksum_drops = 0;      // corrupted and caught by parse_tcp
+  uint64_t undetected_damaged = 0;  // damaged past the checksum (undetected_corrupt)
+  // Of them, delivered: parse_tcp found nothing wrong (the damage may still
+  // make the header unparseable, which counts in checksum_drops).
+  uint64_t undetected_delivered = 0;
   uint64_t delivered = 0;
   uint64_t filtered = 0;   // dropped by the test's filter
   uint64_t oversized = 0;  // larger than the MTU (a test failure)
@@ -98,6 +111,13 @@ class Link {
       bytes[word * 2] = static_cast<char>(bytes[word * 2] ^ (mask >> 8));
       bytes[word * 2 + 1] = static_cast<char>(bytes[word * 2 + 1] ^ (mask & 0xff));
     }
+    bool damaged = false;
+    if (params_.undetected_corrupt > 0 && rng_.chance(params_.undetected_corrupt)) {
+      const size_t first_word =
+          params_.undetected_in_payload_only ? (bytes.size() - segment.payload.size() + 1) / 2 : 0;
+      damaged = damage_undetectably(bytes, first_word);
+      stats_.undetected_damaged += damaged ? 1 : 0;
+    }
     const int copies = rng_.chance(params_.duplicate) ? 2 : 1;
     if (copies == 2) {
       ++stats_.duplicated;
@@ -112,7 +132,7 @@ class Link {
         d += Duration(static_cast<int64_t>(
             rng_.uniform(0, static_cast<uint64_t>(4 * params_.delay.count()))));
       }
-      queue_.emplace(std::make_pair(now + d, next_id_++), bytes);
+      queue_.emplace(std::make_pair(now + d, next_id_++), Packet{bytes, damaged});
     }
   }
 
@@ -127,14 +147,15 @@ class Link {
   template <typename F>
   void deliver_due(Instant now, F&& deliver) {
     while (!queue_.empty() && queue_.begin()->first.first <= now) {
-      const std::string bytes = std::move(queue_.begin()->second);
+      const Packet packet = std::move(queue_.begin()->second);
       queue_.erase(queue_.begin());
-      const auto view = wire::parse_tcp(bytes, src_ip_, dst_ip_);
+      const auto view = wire::parse_tcp(packet.bytes, src_ip_, dst_ip_);
       if (!view) {
         ++stats_.checksum_drops;
         continue;
       }
       ++stats_.delivered;
+      stats_.undetected_delivered += packet.damaged ? 1 : 0;
       deliver(stack::to_segment(*view));
     }
   }
@@ -143,13 +164,64 @@ class Link {
   const LinkStats& stats() const { return stats_; }
 
  private:
+  struct Packet {
+    std::string bytes;
+    bool damaged = false;  // by undetected_corrupt
+  };
+
+  // Changes two different 16-bit words at or after `first_word` of the
+  // segment so that its one's complement sum stays the same (RFC 1071 §2:
+  // the sum is commutative, and +2^k in one word with -2^k in another cancel).
+  // False if there is nothing to change (fewer than two words, or all equal).
+  bool damage_undetectably(std::string& bytes, size_t first_word) {
+    const size_t words = bytes.size() / 2;
+    if (words < first_word + 2) {
+      return false;
+    }
+    const auto word_at = [&](size_t w) {
+      return static_cast<uint16_t>((static_cast<uint8_t>(bytes[2 * w]) << 8) |
+                                   static_cast<uint8_t>(bytes[2 * w + 1]));
+    };
+    const auto set_word = [&](size_t w, uint16_t v) {
+      bytes[2 * w] = static_cast<char>(v >> 8);
+      bytes[2 * w + 1] = static_cast<char>(v & 0xff);
+    };
+    for (int attempt = 0; attempt < 16; ++attempt) {
+      const size_t i = rng_.uniform(first_word, words - 1);
+      const size_t j = rng_.uniform(first_word, words - 1);
+      const uint16_t a = word_at(i);
+      const uint16_t b = word_at(j);
+      if (i == j || a == b) {
+        continue;
+      }
+      if (rng_.chance(0.5)) {
+        set_word(i, b);  // swapped
+        set_word(j, a);
+        return true;
+      }
+      // A bit that is clear in one word and set in the other moves across.
+      const auto differ = static_cast<uint16_t>(~a & b);
+      if (differ == 0) {
+        continue;
+      }
+      int bit = static_cast<int>(rng_.uniform(0, 15));
+      while ((differ & (1u << bit)) == 0) {
+        bit = (bit + 1) % 16;
+      }
+      set_word(i, static_cast<uint16_t>(a | (1u << bit)));
+      set_word(j, static_cast<uint16_t>(b & ~(1u << bit)));
+      return true;
+    }
+    return false;
+  }
+
   LinkParams params_;
   Rng rng_;
   uint32_t src_ip_;
   uint32_t dst_ip_;
   Filter filter_;
   bool blocked_ = false;
-  std::map<std::pair<Instant, uint64_t>, std::string> queue_;
+  std::map<std::pair<Instant, uint64_t>, Packet> queue_;
   uint64_t next_id_ = 0;
   LinkStats stats_;
 };

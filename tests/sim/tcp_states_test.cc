@@ -300,24 +300,108 @@ TEST(StatesSweepTest, ExactRstResetsEverySynchronizedState) {
   }
 }
 
-TEST(StatesSweepTest, RandomSegmentsNeverCrash) {
-  // Fuzz-like: random flags, numbers and options against every state.
+// States a connection may move to from `from` without its application doing
+// anything (RFC 9293 §3.3.2 Figure 5, the arrows taken on a segment or a
+// timer), in any number of steps; CLOSED is always reachable (RST, timeout).
+bool reachable_without_app(TcpState from, TcpState to) {
+  auto next = [](TcpState s) -> std::vector<TcpState> {
+    switch (s) {
+      case TcpState::Listen:
+        return {TcpState::SynReceived};
+      case TcpState::SynSent:  // SYN-ACK (with a FIN: straight to CLOSE-WAIT), or a SYN
+        return {TcpState::Established, TcpState::CloseWait, TcpState::SynReceived};
+      case TcpState::SynReceived:  // RFC 9293 §3.10.7.4: a RST may return a passive open to LISTEN
+        return {TcpState::Established, TcpState::CloseWait, TcpState::Listen};
+      case TcpState::Established:
+        return {TcpState::CloseWait};
+      case TcpState::FinWait1:
+        return {TcpState::FinWait2, TcpState::Closing, TcpState::TimeWait};
+      case TcpState::FinWait2:
+      case TcpState::Closing:
+        return {TcpState::TimeWait};
+      default:
+        return {};
+    }
+  };
+  std::vector<TcpState> todo{from};
+  std::vector<bool> seen(static_cast<size_t>(TcpState::kCount));
+  seen[static_cast<size_t>(from)] = true;
+  while (!todo.empty()) {
+    const TcpState s = todo.back();
+    todo.pop_back();
+    for (const TcpState n : next(s)) {
+      if (!seen[static_cast<size_t>(n)]) {
+        seen[static_cast<size_t>(n)] = true;
+        todo.push_back(n);
+      }
+    }
+  }
+  return to == TcpState::Closed || seen[static_cast<size_t>(to)];
+}
+
+// The payload byte at sequence number `seq` in every segment the test makes,
+// so any byte the connection accepts can be checked wherever it came from.
+char pattern(uint32_t seq) {
+  return static_cast<char>((seq * 2654435761u) >> 24);
+}
+
+TEST(StatesSweepTest, RandomSegmentsKeepEveryInvariant) {
+  // Fuzz-like: random flags, numbers and options against every state, the
+  // connection's own writes in flight too. After every segment: the state
+  // only moves forward, SND.UNA <= SND.NXT and SND.UNA never goes back, what
+  // reaches the application grows only and is exactly the bytes that were
+  // sent at those sequence numbers, and every segment sent carries at most
+  // one MSS of the application's own bytes at their own sequence numbers.
   const uint64_t seed = seed_from_env("TINYTCP_SEED", 99);
   Rng rng(seed);
-  SCOPED_TRACE("seed " + std::to_string(seed));
+  SCOPED_TRACE("seed " + std::to_string(seed) + " (set TINYTCP_SEED to replay)");
+  uint64_t accepted_bytes = 0;
+  uint64_t sent_data = 0;
   for (size_t si = 0; si < static_cast<size_t>(TcpState::kCount); ++si) {
+    const auto initial = static_cast<TcpState>(si);
+    SCOPED_TRACE(to_string(initial));
     struct Fixture : StatesTest {
       void TestBody() override {}
     } f;
-    TcpConnection& c = f.reach(static_cast<TcpState>(si));
-    const std::string payload = rng.bytes(3000);
+    TcpConnection& c = f.reach(initial);
+    ASSERT_EQ(c.state(), initial);
+    // The application's bytes, written where it may write.
+    const std::string written = rng.bytes(20'000);
+    const bool writes = initial == TcpState::Established || initial == TcpState::CloseWait ||
+                        initial == TcpState::SynSent || initial == TcpState::SynReceived;
+    if (writes) {
+      ASSERT_EQ(c.outbound().push(written), written.size());
+    }
+    Link& out = &c == &f.net_.a() ? f.net_.ab() : f.net_.ba();
+    out.set_filter([&](const TcpSegment& s) {
+      if (!s.payload.empty()) {
+        ++sent_data;
+        EXPECT_TRUE(writes) << "data the application never wrote";
+        EXPECT_LE(s.payload.size(), c.sender().max_payload()) << "more than one MSS";
+        const auto offset = static_cast<uint32_t>(s.seqno - (c.sender().isn() + 1));
+        EXPECT_LE(uint64_t{offset} + s.payload.size(), c.outbound().bytes_pushed());
+        if (uint64_t{offset} + s.payload.size() <= written.size()) {
+          EXPECT_TRUE(s.payload == std::string_view(written).substr(offset, s.payload.size()))
+              << "payload at stream offset " << offset << " is not what was written there";
+        }
+      }
+      if (s.fin) {
+        EXPECT_TRUE(c.outbound().is_closed()) << "FIN the application did not ask for";
+      }
+      return false;
+    });
+    std::string got;  // what the application read
+    Wrap32 irs{0};
+    Wrap32 last_una = c.sender().oldest_unacked();
     for (int i = 0; i < 300 && !c.closed(); ++i) {
+      SCOPED_TRACE("segment " + std::to_string(i));
+      const TcpState before = c.state();
       TcpSegment s;
       const Wrap32 rcv = c.receiver().ackno().value_or(Wrap32{0});
       s.seqno = rng.chance(0.5) ? rcv + static_cast<uint32_t>(rng.uniform(0, 4000))
                                 : Wrap32{static_cast<uint32_t>(rng.next())};
       s.ackno = rng.chance(0.5)
-                    ? c.sender().oldest_unacked() + static_cast<uint32_t>(rng.uniform(0, 10))
+                    ? c.sender().oldest_unacked() + static_cast<uint32_t>(rng.uniform(0, 3000))
                     : Wrap32{static_cast<uint32_t>(rng.next())};
       s.ack = rng.chance(0.8);
       s.rst = rng.chance(0.05);
@@ -333,11 +417,51 @@ TEST(StatesSweepTest, RandomSegmentsNeverCrash) {
         s.options.sack[k] = {Wrap32{static_cast<uint32_t>(rng.next())},
                              Wrap32{static_cast<uint32_t>(rng.next())}};
       }
-      s.payload = std::string_view(payload).substr(0, rng.uniform(0, 2000));
+      std::string payload(rng.uniform(0, 2000), '\0');
+      for (size_t k = 0; k < payload.size(); ++k) {
+        payload[k] = pattern((s.seqno + static_cast<uint32_t>(k + (s.syn ? 1 : 0))).raw());
+      }
+      s.payload = payload;
       c.receive(s, f.net_.now());
       f.net_.run_for(milliseconds(rng.uniform(0, 50)));
+
+      ASSERT_TRUE(reachable_without_app(before, c.state()))
+          << to_string(before) << " -> " << to_string(c.state());
+      if (c.closed()) {
+        break;
+      }
+      const Wrap32 una = c.sender().oldest_unacked();
+      const Wrap32 nxt = c.sender().next_seqno();
+      ASSERT_TRUE(tcp::seq_le(una, nxt)) << "SND.UNA past SND.NXT";
+      ASSERT_EQ(c.sender().sequence_numbers_in_flight(), static_cast<uint32_t>(nxt - una));
+      ASSERT_LE(c.sender().bytes_in_flight(), c.sender().sequence_numbers_in_flight());
+      if (c.sender().syn_sent()) {
+        ASSERT_TRUE(tcp::seq_le(last_una, una)) << "SND.UNA went back";
+      }
+      last_una = una;
+      // The application reads: every byte is the one sent at its sequence
+      // number (the peer writes nothing, so they all came from the test).
+      auto& in = c.inbound();
+      if (in.bytes_buffered() > 0) {
+        ASSERT_TRUE(c.receiver().irs().has_value());
+        irs = *c.receiver().irs();
+      }
+      while (in.bytes_buffered() > 0) {
+        const auto v = in.peek();
+        for (size_t k = 0; k < v.size(); ++k) {
+          const uint32_t seq = (irs + 1 + static_cast<uint32_t>(got.size() + k)).raw();
+          ASSERT_EQ(v[k], pattern(seq)) << "stream byte " << got.size() + k;
+        }
+        got.append(v);
+        in.pop(v.size());
+      }
+      ASSERT_EQ(c.inbound().bytes_pushed(), got.size()) << "the stream shrank or skipped";
     }
+    accepted_bytes += got.size();
   }
+  // The sweep reached the paths it checks.
+  EXPECT_GT(accepted_bytes, 0u);
+  EXPECT_GT(sent_data, 0u);
 }
 
 }  // namespace

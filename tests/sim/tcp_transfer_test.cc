@@ -44,13 +44,15 @@ struct App {
   size_t written = 0;
   bool shut = false;
   std::string in;
+  bool close_after_peer = false;  // close only once the peer's FIN is in
 
   void pump(Instant now) {
     if (written < out.size()) {
       written += conn->outbound().push(std::string_view(out).substr(written));
     }
     if (written == out.size() && !shut && conn->state() != TcpState::SynSent &&
-        conn->state() != TcpState::Listen && conn->state() != TcpState::Closed) {
+        conn->state() != TcpState::Listen && conn->state() != TcpState::Closed &&
+        (!close_after_peer || conn->receiver().fin_received())) {
       conn->shutdown_write(now);
       shut = true;
     }
@@ -378,6 +380,140 @@ TEST(RandomLossTest, BbrIsSeveralTimesFasterThanRenoAtTenPercentLoss) {
   EXPECT_GE(bbr_rate, 3 * reno_rate) << "bbr " << bbr_rate << " B/s, reno " << reno_rate << " B/s";
 }
 
+// --- Damage the checksum does not see --------------------------------------
+
+// Connection invariants that must hold whatever the network delivered.
+void expect_sane(const tcp::TcpConnection& c, const TcpConfig& config, const char* who) {
+  const auto& snd = c.sender();
+  ASSERT_TRUE(tcp::seq_le(snd.oldest_unacked(), snd.next_seqno())) << who << ": SND.UNA > SND.NXT";
+  ASSERT_EQ(snd.sequence_numbers_in_flight(),
+            static_cast<uint32_t>(snd.next_seqno() - snd.oldest_unacked()))
+      << who;
+  ASSERT_LE(snd.bytes_in_flight(), snd.sequence_numbers_in_flight()) << who;
+  ASSERT_LE(c.outbound().bytes_buffered(), config.send_buffer_bytes) << who;
+  ASSERT_LE(c.inbound().bytes_buffered(), config.receive_buffer_bytes) << who;
+  ASSERT_LE(c.receiver().window_bytes(), config.receive_buffer_bytes) << who;
+  ASSERT_EQ(c.closed(), c.close_reason().has_value()) << who;
+}
+
+struct DamageRun {
+  TransferRun r;
+  bool exact = false;
+};
+
+// A transfer over links that damage `rate` of the segments past the checksum,
+// with the invariants checked at every step.
+DamageRun run_with_undetected_damage(double rate, bool payload_only, uint64_t seed) {
+  TcpConfig config = sim_config();
+  LinkParams link;
+  link.loss = 0.01;
+  link.undetected_corrupt = rate;
+  link.undetected_in_payload_only = payload_only;
+  Network net(config, config, link, link, seed);
+  Rng rng(seed ^ 0x5eed);
+  DamageRun d;
+  TransferRun& r = d.r;
+  r.a = App{&net.a(), rng.bytes(100'000)};
+  r.b = App{&net.b(), rng.bytes(50'000)};
+  net.b().listen();
+  net.a().connect(net.now());
+  // Stops at the first broken invariant.
+  const auto broken = [] { return ::testing::Test::HasFatalFailure(); };
+  r.done =
+      net.run_until([&] { return (net.a().closed() && net.b().closed()) || broken(); }, minutes(30),
+                    [&] {
+                      r.a.pump(net.now());
+                      r.b.pump(net.now());
+                      expect_sane(net.a(), config, "A");
+                      expect_sane(net.b(), config, "B");
+                    });
+  r.end = net.now();
+  r.close_a = net.a().close_reason();
+  r.close_b = net.b().close_reason();
+  r.ab = net.ab().stats();
+  r.ba = net.ba().stats();
+  r.states =
+      std::string(to_string(net.a().state())) + " / " + std::string(to_string(net.b().state()));
+  r.a.conn = nullptr;
+  r.b.conn = nullptr;
+  d.exact = r.b.in == r.a.out && r.a.in == r.b.out;
+  return d;
+}
+
+size_t differing_bytes(const std::string& got, const std::string& sent) {
+  size_t n = got.size() > sent.size() ? got.size() - sent.size() : sent.size() - got.size();
+  for (size_t i = 0; i < std::min(got.size(), sent.size()); ++i) {
+    n += got[i] != sent[i] ? 1u : 0u;
+  }
+  return n;
+}
+
+// Payload damage the checksum misses goes through TCP untouched by anything
+// else: the transfer completes and closes cleanly with every length right,
+// and exactly the damaged bytes differ (at most 4 per damaged segment: two
+// 16-bit words). Only a check above TCP (the file transfer's SHA-256) sees it.
+TEST(UndetectedCorruptionTest, PayloadDamageReachesTheApplicationAndNothingElse) {
+  const uint64_t seed = seed_from_env("TINYTCP_SEED", 20261126);
+  SCOPED_TRACE("seed " + std::to_string(seed) + " (set TINYTCP_SEED to replay)");
+  uint64_t damaged = 0;
+  size_t differing = 0;
+  for (uint64_t run = 0; run < 4; ++run) {
+    SCOPED_TRACE("seed " + std::to_string(seed + run));
+    const DamageRun d = run_with_undetected_damage(0.03, true, seed + run);
+    ASSERT_TRUE(d.r.done) << "states " << d.r.states;
+    EXPECT_EQ(d.r.close_a, CloseReason::Normal);
+    EXPECT_EQ(d.r.close_b, CloseReason::Normal);
+    ASSERT_EQ(d.r.b.in.size(), d.r.a.out.size());
+    ASSERT_EQ(d.r.a.in.size(), d.r.b.out.size());
+    const size_t ab = differing_bytes(d.r.b.in, d.r.a.out);
+    const size_t ba = differing_bytes(d.r.a.in, d.r.b.out);
+    EXPECT_LE(ab, 4 * d.r.ab.undetected_delivered);
+    EXPECT_LE(ba, 4 * d.r.ba.undetected_delivered);
+    EXPECT_EQ(d.r.ab.checksum_drops + d.r.ba.checksum_drops, 0u)
+        << "payload damage is never caught";
+    damaged += d.r.ab.undetected_delivered + d.r.ba.undetected_delivered;
+    differing += ab + ba;
+  }
+  EXPECT_GT(damaged, 0u);
+  EXPECT_GT(differing, 0u) << "damage that reached the application changed bytes";
+}
+
+// Damage anywhere (sequence numbers, flags, window, options) may break the
+// transfer, but never the stack: at every step of every run both connections
+// keep their invariants, and a run without undetected damage delivered is
+// byte-exact.
+TEST(UndetectedCorruptionTest, DamageAnywhereBreaksNoInvariant) {
+  const uint64_t seed = seed_from_env("TINYTCP_SEED", 20261126);
+  SCOPED_TRACE("seed " + std::to_string(seed) + " (set TINYTCP_SEED to replay)");
+  uint64_t delivered = 0;
+  int exact = 0;
+  int damaged_runs = 0;
+  constexpr int kRuns = 10;
+  for (uint64_t run = 0; run < kRuns; ++run) {
+    SCOPED_TRACE("seed " + std::to_string(seed + run));
+    const DamageRun d = run_with_undetected_damage(0.1, false, seed + run);
+    if (::testing::Test::HasFatalFailure()) {
+      return;
+    }
+    const uint64_t got = d.r.ab.undetected_delivered + d.r.ba.undetected_delivered;
+    delivered += got;
+    exact += d.exact ? 1 : 0;
+    damaged_runs += got > 0 ? 1 : 0;
+    if (got == 0) {
+      EXPECT_TRUE(d.r.done && d.exact) << "no damage delivered, yet " << d.r.states;
+    }
+    if (std::getenv("TINYTCP_SIM_VERBOSE") != nullptr) {
+      std::printf("seed %lu: %lu undetected damaged segments delivered; %s, %s; %s\n",
+                  static_cast<unsigned long>(seed + run), static_cast<unsigned long>(got),
+                  d.r.done ? "both closed" : "not closed", d.exact ? "byte-exact" : "differs",
+                  d.r.states.c_str());
+    }
+  }
+  EXPECT_GT(delivered, 0u);
+  EXPECT_GT(damaged_runs, 0);
+  RecordProperty("byte_exact_runs", exact);
+}
+
 // --- Handshake and teardown ------------------------------------------------
 
 class ScenarioTest : public ::testing::Test {
@@ -446,12 +582,31 @@ TEST_F(ScenarioTest, HandshakeSurvivesLostSynAck) {
 }
 
 TEST_F(ScenarioTest, HandshakeSurvivesLostFinalAck) {
+  // A's ACK of the SYN-ACK is lost, and A has nothing to send (no data, no
+  // FIN) whose ACK field could complete B's handshake: only B's retransmitted
+  // SYN-ACK (RFC 9293 §3.8.1, after RFC 6298's initial RTO) can, and A in
+  // ESTABLISHED answers it with an ACK (RFC 9293 §3.10.7.4).
   net_.ab().set_filter(drop_first(
       1, [](const tcp::TcpSegment& s) { return !s.syn && s.payload.empty() && !s.fin; }));
-  a_.out.clear();  // A sends nothing: only B's retransmitted SYN-ACK can repair it
+  int syn_acks = 0;
+  net_.ba().set_filter([&](const tcp::TcpSegment& s) {
+    syn_acks += s.syn && s.ack ? 1 : 0;
+    return false;
+  });
   open();
+  ASSERT_TRUE(
+      net_.run_until([&] { return net_.a().state() == TcpState::Established; }, seconds(1)));
+  EXPECT_EQ(net_.ab().stats().filtered, 1u);  // the final ACK
+  // No application acts until B is established.
+  ASSERT_TRUE(
+      net_.run_until([&] { return net_.b().state() == TcpState::Established; }, minutes(1)));
+  EXPECT_EQ(syn_acks, 2);
+  EXPECT_EQ(net_.b().sender_stats().rto_expirations, 1u);
+  EXPECT_GE(net_.now() - Instant{}, config().rto_initial) << "established before any resend";
+  EXPECT_EQ(net_.ab().stats().filtered, 1u);
   ASSERT_TRUE(run(minutes(1)));
   expect_clean_close();
+  EXPECT_EQ(syn_acks, 2);
 }
 
 TEST_F(ScenarioTest, TeardownSurvivesLostFins) {
@@ -463,13 +618,43 @@ TEST_F(ScenarioTest, TeardownSurvivesLostFins) {
 }
 
 TEST_F(ScenarioTest, TeardownSurvivesLostLastAck) {
-  // B closes second; the ACK of B's FIN is lost once, so B retransmits its FIN
-  // and A, in TIME-WAIT, acknowledges it again.
-  net_.ab().set_filter(drop_first(
-      1, [](const tcp::TcpSegment& s) { return s.payload.empty() && !s.fin && !s.syn; }));
+  // B closes second; the ACK of B's FIN is lost once, so B in LAST-ACK
+  // retransmits its FIN and A, in TIME-WAIT, acknowledges it again (RFC 9293
+  // §3.6, §3.10.7.4).
+  b_.close_after_peer = true;
+  int acks_of_b_fin = 0;
+  const auto acks_b_fin = [this](const tcp::TcpSegment& s) {
+    const auto& b = net_.b().sender();
+    return s.ack && !s.syn && !s.fin && s.payload.empty() && b.fin_sent() &&
+           s.ackno == b.next_seqno();
+  };
+  auto drop = drop_first(1, acks_b_fin);
+  net_.ab().set_filter([&](const tcp::TcpSegment& s) {
+    if (acks_b_fin(s)) {
+      ++acks_of_b_fin;
+      EXPECT_EQ(net_.a().state(), TcpState::TimeWait) << "A acknowledges B's FIN from TIME-WAIT";
+    }
+    return drop(s);
+  });
+  int b_fins = 0;
+  net_.ba().set_filter([&](const tcp::TcpSegment& s) {
+    b_fins += s.fin ? 1 : 0;
+    return false;
+  });
+  bool b_in_last_ack = false;
   open();
-  ASSERT_TRUE(run(minutes(1)));
+  ASSERT_TRUE(net_.run_until([&] { return net_.a().closed() && net_.b().closed(); }, minutes(1),
+                             [&] {
+                               a_.pump(net_.now());
+                               b_.pump(net_.now());
+                               b_in_last_ack =
+                                   b_in_last_ack || net_.b().state() == TcpState::LastAck;
+                             }));
   expect_clean_close();
+  EXPECT_TRUE(b_in_last_ack);
+  EXPECT_EQ(net_.ab().stats().filtered, 1u);
+  EXPECT_EQ(b_fins, 2) << "B's FIN and its one retransmission";
+  EXPECT_EQ(acks_of_b_fin, 2);
 }
 
 TEST_F(ScenarioTest, BothSidesCloseAtOnce) {
