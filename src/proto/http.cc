@@ -264,6 +264,7 @@ void HttpParser::on_start_line(const std::string& line) {
       fail(HttpError::BadVersion);
       return;
     }
+    http10_ = line[7] == '0';
     const auto code = parse_decimal(std::string_view(line).substr(9, 3));
     if (!code || *code < 100 || *code > 599 || (line.size() > 12 && line[12] != ' ')) {
       fail(HttpError::BadStatus);
@@ -291,6 +292,7 @@ void HttpParser::on_start_line(const std::string& line) {
       fail(HttpError::BadVersion);
       return;
     }
+    http10_ = version == "HTTP/1.0";
   }
   state_ = State::Headers;
 }
@@ -337,12 +339,21 @@ void HttpParser::on_headers_done() {
       }
       content_length_ = n;
     } else if (iequals(name, "Transfer-Encoding")) {
-      if (!iequals(value, "chunked")) {
+      // RFC 9112 §7.1: chunked is applied once, so a second field naming it
+      // (the list "chunked, chunked") is as unreadable as any other coding.
+      if (!iequals(value, "chunked") || chunked_) {
         fail(HttpError::UnsupportedCoding);
         return;
       }
       chunked_ = true;
     }
+  }
+  // RFC 9112 §6.1: Transfer-Encoding in an HTTP/1.0 message means its
+  // framing is faulty, whatever else it says (HTTP/1.0 has no chunked, so a
+  // proxy may have framed it differently).
+  if (chunked_ && http10_) {
+    fail(HttpError::UnsupportedCoding);
+    return;
   }
   // RFC 9112 §6.3: a message with both is a smuggling risk; refuse it.
   if (chunked_ && content_length_) {
@@ -368,8 +379,11 @@ void HttpParser::on_headers_done() {
 void HttpParser::on_chunk_size(const std::string& line) {
   std::string_view text = line;
   text = text.substr(0, text.find(';'));  // chunk extensions are ignored
+  // RFC 9112 §7.1: chunk-size is 1*HEXDIG, then BWS before an extension;
+  // whitespace in front is an error, not padding another parser may read
+  // differently.
   text = trim(text);
-  if (text.empty() || text.size() > 15) {
+  if (text.empty() || text.size() > 15 || text.data() != line.data()) {
     fail(HttpError::BadChunk);
     return;
   }

@@ -45,7 +45,7 @@ enum class HttpError {
   BadContentLength,
   ConflictingLength,  // both Content-Length and chunked, or differing lengths
   BadChunk,
-  UnsupportedCoding,  // a transfer coding other than chunked
+  UnsupportedCoding,  // a coding other than one chunked; any in HTTP/1.0 (RFC 9112 §6.1)
   Truncated,          // the stream ended inside the message
   kCount,
 };
@@ -129,6 +129,7 @@ class HttpParser {
   std::vector<std::pair<std::string, std::string>> headers_;
   std::optional<uint64_t> content_length_;
   bool chunked_ = false;
+  bool http10_ = false;     // the start line says HTTP/1.0
   uint64_t remaining_ = 0;  // in the current body or chunk
   uint64_t body_bytes_ = 0;
 };

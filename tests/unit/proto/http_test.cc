@@ -201,6 +201,140 @@ TEST(HttpParserTest, Requests) {
   }
 }
 
+// --- Request smuggling (RFC 9112 §6.1, §6.3; RFC 9110 §8.6) -----------------
+//
+// A server must find the same end of a request body as any proxy in front of
+// it, or the bytes after it are parsed as a request the proxy never saw. Where
+// the framing is ambiguous the request is refused (the server answers 400 and
+// closes), never guessed at.
+
+Parsed request(std::string_view text) {
+  return parse(HttpParser::Kind::Request, text);
+}
+
+TEST(HttpSmugglingTest, AmbiguousLengthsAreRefused) {
+  const std::pair<const char*, HttpError> cases[] = {
+      // RFC 9110 §8.6: differing Content-Length values.
+      {"POST / HTTP/1.1\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\nhello!",
+       HttpError::ConflictingLength},
+      {"POST / HTTP/1.1\r\nContent-Length: 6\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello!",
+       HttpError::ConflictingLength},
+      // RFC 9112 §6.3 item 3: Content-Length with Transfer-Encoding, either order.
+      {"POST / HTTP/1.1\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+       HttpError::ConflictingLength},
+      {"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\n0\r\n\r\n",
+       HttpError::ConflictingLength},
+      {"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\nContent-Length: 0\r\n\r\n0\r\n\r\n",
+       HttpError::ConflictingLength},
+      // Content-Length values that are not 1*DIGIT (RFC 9110 §8.6).
+      {"POST / HTTP/1.1\r\nContent-Length: +5\r\n\r\nhello", HttpError::BadContentLength},
+      {"POST / HTTP/1.1\r\nContent-Length: 5,5\r\n\r\nhello", HttpError::BadContentLength},
+      {"POST / HTTP/1.1\r\nContent-Length: 5, 5\r\n\r\nhello", HttpError::BadContentLength},
+      {"POST / HTTP/1.1\r\nContent-Length: 5 5\r\n\r\nhello", HttpError::BadContentLength},
+      {"POST / HTTP/1.1\r\nContent-Length: -5\r\n\r\nhello", HttpError::BadContentLength},
+      {"POST / HTTP/1.1\r\nContent-Length: 0x5\r\n\r\nhello", HttpError::BadContentLength},
+      {"POST / HTTP/1.1\r\nContent-Length: 5.0\r\n\r\nhello", HttpError::BadContentLength},
+      {"POST / HTTP/1.1\r\nContent-Length: \r\n\r\nhello", HttpError::BadContentLength},
+      {"POST / HTTP/1.1\r\nContent-Length: 18446744073709551621\r\n\r\nhello",  // 2^64 + 5
+       HttpError::BadContentLength},
+      {"POST / HTTP/1.1\r\nContent-Length: 99999999999999999999999\r\n\r\nhello",
+       HttpError::BadContentLength},
+      // Whitespace or junk in the field name (RFC 9112 §5.1: must be 400).
+      {"POST / HTTP/1.1\r\nContent-Length : 5\r\n\r\nhello", HttpError::BadHeader},
+      {"POST / HTTP/1.1\r\nTransfer-Encoding : chunked\r\n\r\n0\r\n\r\n", HttpError::BadHeader},
+      {"POST / HTTP/1.1\r\n Content-Length: 5\r\n\r\nhello", HttpError::BadHeader},
+      {"POST / HTTP/1.1\r\nContent-Length\x0b: 5\r\n\r\nhello", HttpError::BadHeader},
+      // Obsolete line folding (RFC 9112 §5.2): a folded Content-Length or
+      // Transfer-Encoding means something else to a proxy that unfolds it.
+      {"POST / HTTP/1.1\r\nContent-Length: 5\r\n 6\r\n\r\nhello!", HttpError::BadHeader},
+      {"POST / HTTP/1.1\r\nX: a\r\n\tTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+       HttpError::BadHeader},
+      {"POST / HTTP/1.1\r\nTransfer-Encoding:\r\n chunked\r\n\r\n0\r\n\r\n", HttpError::BadHeader},
+      // A bare CR inside a field (RFC 9112 §2.2).
+      {"POST / HTTP/1.1\r\nX: a\rContent-Length: 5\r\n\r\nhello", HttpError::BadHeader},
+      // Transfer codings other than a single final chunked (RFC 9112 §6.1,
+      // §6.3 item 4; §7.1: chunked is never applied twice).
+      {"POST / HTTP/1.1\r\nTransfer-Encoding: identity\r\n\r\n", HttpError::UnsupportedCoding},
+      {"POST / HTTP/1.1\r\nTransfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\n",
+       HttpError::UnsupportedCoding},
+      {"POST / HTTP/1.1\r\nTransfer-Encoding: chunked, gzip\r\n\r\n0\r\n\r\n",
+       HttpError::UnsupportedCoding},
+      {"POST / HTTP/1.1\r\nTransfer-Encoding: chunked, chunked\r\n\r\n0\r\n\r\n",
+       HttpError::UnsupportedCoding},
+      {"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n"
+       "0\r\n\r\n",
+       HttpError::UnsupportedCoding},
+      {"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: gzip\r\n\r\n0\r\n\r\n",
+       HttpError::UnsupportedCoding},
+      {"POST / HTTP/1.1\r\nTransfer-Encoding: xchunked\r\n\r\n0\r\n\r\n",
+       HttpError::UnsupportedCoding},
+      // RFC 9112 §6.1: an HTTP/1.0 message with Transfer-Encoding has faulty
+      // framing, even with a Content-Length.
+      {"POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+       HttpError::UnsupportedCoding},
+      {"POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\nhello",
+       HttpError::UnsupportedCoding},
+      // Chunk sizes are 1*HEXDIG (RFC 9112 §7.1): no sign, prefix or leading
+      // whitespace, no more digits than fit.
+      {"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n 5\r\nhello\r\n0\r\n\r\n",
+       HttpError::BadChunk},
+      {"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n+5\r\nhello\r\n0\r\n\r\n",
+       HttpError::BadChunk},
+      {"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n0x5\r\nhello\r\n0\r\n\r\n",
+       HttpError::BadChunk},
+      {"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n5 5\r\nhello\r\n0\r\n\r\n",
+       HttpError::BadChunk},
+      {"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n10000000000000005\r\nhello\r\n",
+       HttpError::BadChunk},
+      // Chunk data longer than its size.
+      {"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nhello\r\n0\r\n\r\n",
+       HttpError::BadChunk},
+  };
+  for (const auto& [text, error] : cases) {
+    SCOPED_TRACE(::testing::PrintToString(std::string(text)));
+    for (const size_t step : {size_t{0}, size_t{1}, size_t{7}}) {
+      const auto p = parse(HttpParser::Kind::Request, text, step);
+      EXPECT_TRUE(p.parser.failed()) << "accepted, step " << step;
+      EXPECT_FALSE(p.parser.done());
+      EXPECT_EQ(p.parser.error(), error) << to_string(p.parser.error()) << ", step " << step;
+    }
+  }
+}
+
+// What may be accepted is accepted with one meaning, and the next request
+// starts where a proxy would start it.
+TEST(HttpSmugglingTest, UnambiguousFramingEndsWhereItSays) {
+  const std::string next = "GET /next HTTP/1.1\r\nHost: x\r\n\r\n";
+  const std::pair<std::string, std::string> cases[] = {
+      // RFC 9110 §8.6: identical Content-Length values may be taken as one.
+      {"POST / HTTP/1.1\r\nContent-Length: 5\r\nContent-Length: 5\r\n\r\nhello", "hello"},
+      // OWS around a field value is not part of it (RFC 9110 §5.5).
+      {"POST / HTTP/1.1\r\nContent-Length:  5 \r\n\r\nhello", "hello"},
+      {"POST / HTTP/1.1\r\nContent-Length:\t005\r\n\r\nhello", "hello"},
+      // Coding names are case-insensitive (RFC 9110 §10.1.4).
+      {"POST / HTTP/1.1\r\nTransfer-Encoding: Chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n", "hello"},
+      // BWS before a chunk extension (RFC 9112 §7.1.1); trailers are not body.
+      {"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n5 ;a=b\r\nhello\r\n0\r\n"
+       "Content-Length: 99\r\n\r\n",
+       "hello"},
+      // A request with neither has no body (RFC 9112 §6.3 item 7).
+      {"POST / HTTP/1.1\r\nHost: x\r\n\r\n", ""},
+  };
+  for (const auto& [head, body] : cases) {
+    SCOPED_TRACE(::testing::PrintToString(head));
+    const std::string text = head + next;
+    for (const size_t step : {size_t{0}, size_t{1}, size_t{7}}) {
+      auto p = parse(HttpParser::Kind::Request, text, step);
+      ASSERT_TRUE(p.parser.done()) << to_string(p.parser.error()) << ", step " << step;
+      EXPECT_EQ(p.body, body);
+      EXPECT_EQ(p.used, head.size()) << "step " << step;
+      const auto second = request(std::string_view(text).substr(p.used));
+      ASSERT_TRUE(second.parser.done()) << "step " << step;
+      EXPECT_EQ(second.parser.target(), "/next");
+    }
+  }
+}
+
 TEST(HttpParserTest, RandomBytesNeverCrash) {
   Rng rng(seed_from_env("TINYTCP_SEED", 5));
   for (int i = 0; i < 2000; ++i) {
