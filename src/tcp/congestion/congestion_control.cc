@@ -1,5 +1,7 @@
 #include "tcp/congestion/congestion_control.hh"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "tcp/congestion/bbr.hh"
@@ -29,6 +31,20 @@ std::optional<uint64_t> parse_count(std::string_view digits) {
 }
 
 }  // namespace
+
+double window_after_idle(double cwnd, double iw, Duration idle, Duration rto) {
+  if (rto <= Duration::zero() || idle <= rto) {
+    return cwnd;  // RFC 5681 §4.1: only an idle period longer than the RTO
+  }
+  const double restart = std::min(iw, cwnd);  // RW = min(IW, cwnd)
+  double window = cwnd;
+  // One halving per RTO beyond the first (Linux: while ((delta -= rto) > 0 &&
+  // cwnd > restart_cwnd) cwnd >>= 1).
+  for (Duration left = idle - rto; left > Duration::zero() && window > restart; left -= rto) {
+    window /= 2;
+  }
+  return std::max(window, restart);
+}
 
 Expected<std::unique_ptr<CongestionControl>, std::string> make_congestion_control(
     std::string_view spec, const CongestionParams& params) {

@@ -73,6 +73,35 @@ struct LossEvent {
   bool repeated = false;     // a further timeout of the same segment (RFC 5681 §3.1)
 };
 
+// New data leaves with nothing outstanding (Linux's CA_EVENT_TX_START): the
+// application gave the sender nothing to send for `idle`. Reported just
+// before that segment goes out; it is at most one SMSS, which any restart
+// window holds, so cwnd may shrink here without the sender checking again.
+struct TransmitStartEvent {
+  Instant now;
+  Duration idle{0};  // since the last segment that carried sequence space left
+  Duration rto{0};   // the retransmission timeout now (RFC 6298)
+  // TcpConfig::slow_start_after_idle: restart the window after an idle
+  // period longer than the RTO (RFC 5681 §4.1).
+  bool restart_after_idle = true;
+};
+
+// RFC 5681 §4.1 restart after idle, with the decay of RFC 2861 §3 that Linux
+// keeps (tcp_cwnd_restart): after an idle period longer than the RTO, cwnd is
+// halved once for each further RTO that passed, and never below the restart
+// window RW = min(IW, cwnd); ssthresh first rises to at least 3/4 of cwnd,
+// so slow start climbs back towards the old window in a few round trips.
+// RFC 5681's own rule drops straight to RW after any idle period over one
+// RTO. We follow Linux: it is the deployed behaviour (and what our
+// benchmarks compare against), and a window idle for little more than one
+// RTO is mostly still valid: the decay discards it in proportion to how
+// stale it is, and once log2(cwnd / RW) further RTOs have passed the two
+// rules agree (RW).
+// Returns the window after the idle period (unchanged when `idle` <= `rto`);
+// algorithms call it from on_transmit_start(). Units are the caller's (bytes
+// or segments), as long as cwnd and iw share them.
+double window_after_idle(double cwnd, double iw, Duration idle, Duration rto);
+
 // How an algorithm wants a partial ACK during cumulative-ACK (non-SACK) fast
 // recovery handled.
 enum class PartialAckResponse {
@@ -125,6 +154,12 @@ class CongestionControl {
 
   // The retransmission timer expired (RFC 5681 §3.1 equation 4, loss window).
   virtual void on_rto(const LossEvent& loss) = 0;
+
+  // New data leaves with nothing outstanding (see TransmitStartEvent). The
+  // loss-based algorithms restart the window after a long idle period
+  // (RFC 5681 §4.1) and CUBIC leaves the idle time out of its epoch (RFC 9438
+  // §5.8); model-based ones watch on_packet_sent() instead.
+  virtual void on_transmit_start(const TransmitStartEvent& event) { (void)event; }
 
   virtual uint64_t cwnd() const = 0;
   virtual uint64_t ssthresh() const = 0;

@@ -36,7 +36,18 @@ uint64_t Cubic::ssthresh() const {
 
 void Cubic::on_ack(const AckEvent& ack) {
   data_acked_ = true;
-  if (!ack.cwnd_limited || ack.bytes_acked == 0) {
+  if (!ack.cwnd_limited) {
+    // RFC 9438 §5.8: no growth while application limited, and t stops.
+    if (epoch_start_ && !app_limited_since_) {
+      app_limited_since_ = ack.now;
+    }
+    return;
+  }
+  if (app_limited_since_) {
+    shift_epoch(ack.now - *app_limited_since_, ack.now);
+    app_limited_since_.reset();
+  }
+  if (ack.bytes_acked == 0) {
     return;
   }
   const double acked = static_cast<double>(ack.bytes_acked) / smss_;
@@ -80,8 +91,16 @@ void Cubic::on_ack(const AckEvent& ack) {
   cwnd_ += (target - cwnd_) / cwnd_ * acked;
 }
 
+void Cubic::shift_epoch(Duration by, Instant now) {
+  // The curve keeps its shape, only later by `by`; never past now.
+  if (epoch_start_ && by > Duration::zero()) {
+    epoch_start_ = std::min(*epoch_start_ + by, now);
+  }
+}
+
 void Cubic::reduce() {
   epoch_start_.reset();
+  app_limited_since_.reset();
   // RFC 9438 §4.7 fast convergence: a loss below the previous maximum means
   // the bandwidth share shrank; release some of it.
   if (cwnd_ < w_max_) {
@@ -121,7 +140,31 @@ void Cubic::on_rto(const LossEvent& loss) {
     reduce();
   }
   epoch_start_.reset();
+  app_limited_since_.reset();
   cwnd_ = 1.0;
+}
+
+void Cubic::on_transmit_start(const TransmitStartEvent& event) {
+  if (event.restart_after_idle) {
+    const double restarted =
+        window_after_idle(cwnd_, initial_segments_, event.idle, event.rto);  // RFC 5681 §4.1
+    if (restarted < cwnd_) {
+      ssthresh_ = std::max(ssthresh_, 0.75 * cwnd_);  // RFC 2861 §3, as Reno
+      cwnd_ = restarted;
+      // Slow start runs first; the congestion avoidance after it is a new
+      // epoch (RFC 9438 §4.2), its plateau W_max still the old one.
+      epoch_start_.reset();
+      app_limited_since_.reset();
+      return;
+    }
+  }
+  // RFC 9438 §5.8: t leaves out the idle time, so W_cubic(t) resumes where it
+  // stopped rather than jumping ahead by the idle period (Linux's
+  // cubictcp_cwnd_event on CA_EVENT_TX_START). If the flow was application
+  // limited before it went idle, the clock is stopped already.
+  if (!app_limited_since_) {
+    shift_epoch(event.idle, event.now);
+  }
 }
 
 }  // namespace tinytcp::tcp

@@ -9,6 +9,13 @@
 //
 // Windows are kept in segments as doubles, as the RFC's formulas are; cwnd()
 // converts to bytes.
+//
+// RFC 9438 §5.8: the window does not grow while the flow is application
+// limited, and t in W_cubic(t) leaves that time out (the clock stops at the
+// first ACK that was not cwnd-limited and resumes at the next one that is),
+// as well as the time the sender was idle (on_transmit_start shifts the
+// epoch by it, as Linux's cubictcp_cwnd_event does). After an idle period
+// longer than the RTO the window restarts as Reno's does (RFC 5681 §4.1).
 
 #include <optional>
 
@@ -32,6 +39,7 @@ class Cubic : public CongestionControl {
   PartialAckResponse on_partial_ack(const AckEvent& ack) override;
   void on_recovery_exit(const AckEvent& ack) override;
   void on_rto(const LossEvent& loss) override;
+  void on_transmit_start(const TransmitStartEvent& event) override;
   uint64_t cwnd() const override;
   uint64_t ssthresh() const override;
 
@@ -40,9 +48,11 @@ class Cubic : public CongestionControl {
   double k() const { return k_; }
   double w_est() const { return w_est_; }
   double cwnd_segments() const { return cwnd_; }
+  std::optional<Instant> epoch_start() const { return epoch_start_; }
 
  private:
   void reduce();
+  void shift_epoch(Duration by, Instant now);
 
   uint32_t smss_;
   uint32_t initial_segments_;
@@ -53,6 +63,9 @@ class Cubic : public CongestionControl {
   double w_est_ = 0;
   double cwnd_prior_ = 0;
   std::optional<Instant> epoch_start_;  // start of the current congestion avoidance epoch
+  // Set while the flow is application limited inside an epoch: from when
+  // t stopped counting (RFC 9438 §5.8).
+  std::optional<Instant> app_limited_since_;
   bool data_acked_ = false;
 };
 

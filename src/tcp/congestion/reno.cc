@@ -78,4 +78,21 @@ void Reno::on_rto(const LossEvent& loss) {
   bytes_acked_ = 0;
 }
 
+void Reno::on_transmit_start(const TransmitStartEvent& event) {
+  if (!event.restart_after_idle) {
+    return;
+  }
+  const uint64_t iw = uint64_t{initial_segments_} * smss_;
+  const auto restarted = static_cast<uint64_t>(window_after_idle(
+      static_cast<double>(cwnd_), static_cast<double>(iw), event.idle, event.rto));
+  if (restarted >= cwnd_) {
+    return;
+  }
+  // RFC 2861 §3, Linux's tcp_current_ssthresh: ssthresh keeps 3/4 of the
+  // window, so slow start returns there before congestion avoidance.
+  ssthresh_ = std::max(ssthresh_, cwnd_ / 2 + cwnd_ / 4);
+  cwnd_ = restarted;
+  bytes_acked_ = 0;
+}
+
 }  // namespace tinytcp::tcp

@@ -8,6 +8,10 @@
 // The sender counts duplicate ACKs into its pipe estimate, so the window is
 // not inflated here: cwnd = ssthresh throughout recovery, which sends exactly
 // what RFC 5681's inflated window would.
+//
+// A window the sender does not use is neither grown (AckEvent::cwnd_limited,
+// as Linux's tcp_is_cwnd_limited) nor trusted after an idle period longer
+// than the RTO: it restarts (RFC 5681 §4.1, window_after_idle()).
 
 #include "tcp/congestion/congestion_control.hh"
 
@@ -24,6 +28,7 @@ class Reno : public CongestionControl {
   PartialAckResponse on_partial_ack(const AckEvent& ack) override;
   void on_recovery_exit(const AckEvent& ack) override;
   void on_rto(const LossEvent& loss) override;
+  void on_transmit_start(const TransmitStartEvent& event) override;
   uint64_t cwnd() const override { return cwnd_; }
   uint64_t ssthresh() const override { return ssthresh_; }
 
