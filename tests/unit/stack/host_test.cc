@@ -8,10 +8,12 @@
 #include <vector>
 
 #include "stack/datagram_codec.hh"
+#include "stack/tcp_codec.hh"
 #include "unit/stack/two_hosts.hh"
 #include "util/buffer.hh"
 #include "util/random.hh"
 #include "wire/icmp.hh"
+#include "wire/tcp_header.hh"
 #include "wire/udp.hh"
 
 namespace tinytcp::stack {
@@ -307,6 +309,24 @@ class HostInput : public ::testing::Test {
     return buf;
   }
 
+  // A TCP segment from kB:`src_port` to kA:`dst_port` with a correct checksum.
+  static std::string tcp_bytes(const tcp::TcpSegment& segment, uint16_t src_port = 40000,
+                               uint16_t dst_port = 9) {
+    std::string bytes(wire::TcpHeader::kMaxSize + segment.payload.size(), '\0');
+    BufferWriter w(bytes.data(), bytes.size());
+    EXPECT_TRUE(serialize_segment(segment, src_port, dst_port, kB.value, kA.value, w));
+    bytes.resize(w.size());
+    return bytes;
+  }
+
+  // Counters that say what became of a datagram: every one lands in at
+  // least one (drop and count, or an answer).
+  uint64_t accounted() const {
+    const auto& s = host_.stats();
+    return s.drops.total() + s.echo_replies + s.icmp_errors_sent +
+           host_.icmp_stats().suppressed.total();
+  }
+
   Instant now_;
   Host host_;
   std::vector<std::string> out_;
@@ -359,23 +379,120 @@ TEST_F(HostInput, BadDatagramsAreCountedAndNeverAnswered) {
   EXPECT_EQ(host_.stats().drops[HostDrop::BadIpv4], 2u);
   host_.receive_datagram(ipv4(6, std::string(20, '\0'), kB), now_);
   EXPECT_EQ(host_.stats().drops[HostDrop::NotForUs], 1u);
-  host_.receive_datagram(ipv4(6, std::string(20, '\x01')), now_);  // bad TCP checksum
+  host_.receive_datagram(ipv4(6, std::string(20, '\x01')), now_);  // data offset 0
   EXPECT_EQ(host_.stats().drops[HostDrop::BadTcp], 1u);
   host_.receive_datagram(ipv4(1, "\x08"), now_);  // truncated ICMP
   EXPECT_EQ(host_.stats().drops[HostDrop::BadIcmp], 1u);
   EXPECT_TRUE(out_.empty());
+  EXPECT_EQ(host_.stats().drops.total(), 5u);
 }
 
-TEST_F(HostInput, RandomBytesNeverCrash) {
-  Rng rng(seed_from_env("TINYTCP_SEED", 17));
+TEST_F(HostInput, TcpWithABadChecksumIsDroppedUnanswered) {
+  tcp::TcpSegment syn;
+  syn.syn = true;
+  syn.seqno = tcp::Wrap32{1234};
+  syn.payload = "data";
+  const std::string good = tcp_bytes(syn);
+  // The same segment, intact, reaches TCP: no listener, so a RST.
+  host_.receive_datagram(ipv4(6, good), now_);
+  ASSERT_EQ(out_.size(), 1u);
+  EXPECT_EQ(host_.stats().drops[HostDrop::NoConnection], 1u);
+  EXPECT_EQ(host_.stats().resets_sent, 1u);
+  out_.clear();
+  // One flipped bit anywhere (the checksum field, a header field, the
+  // payload): RFC 9293 §3.1, dropped and counted, never answered.
+  for (const size_t at : {size_t{16}, size_t{4}, good.size() - 1}) {
+    SCOPED_TRACE("bit flipped in byte " + std::to_string(at));
+    std::string bad = good;
+    bad[at] = static_cast<char>(bad[at] ^ 0x10);
+    const uint64_t before = host_.stats().drops[HostDrop::BadTcp];
+    host_.receive_datagram(ipv4(6, bad), now_);
+    EXPECT_EQ(host_.stats().drops[HostDrop::BadTcp], before + 1);
+  }
+  EXPECT_TRUE(out_.empty());
+  EXPECT_EQ(host_.stats().drops[HostDrop::NoConnection], 1u);
+  EXPECT_EQ(host_.stats().resets_sent, 1u);
+  EXPECT_EQ(host_.stats().drops.total(), 4u);
+}
+
+TEST_F(HostInput, RandomDatagramsAreCountedAndAnsweredAtMostOnce) {
+  // Random payloads, and random TCP segments with a correct checksum so that
+  // they get past parsing, to a host with no listener. Every datagram is
+  // accounted for by a counter (drop and count), none opens a socket, none
+  // gets more than one answer, and every answer is a well-formed datagram
+  // from us to the sender: a RST, or an ICMP message.
+  const uint64_t seed = seed_from_env("TINYTCP_SEED", 17);
+  SCOPED_TRACE("TINYTCP_SEED=" + std::to_string(seed));
+  Rng rng(seed);
+  uint64_t valid_tcp = 0;
+  uint64_t valid_icmp = 0;
   for (int i = 0; i < 3000; ++i) {
+    SCOPED_TRACE("datagram " + std::to_string(i));
     std::string payload = rng.bytes(rng.uniform(0, 80));
-    const auto protocol = static_cast<uint8_t>(rng.chance(0.7) ? 6 : rng.uniform(0, 255));
+    auto protocol = static_cast<uint8_t>(rng.chance(0.6)    ? 6
+                                         : rng.chance(0.25) ? 1
+                                                            : rng.uniform(0, 255));
+    if (rng.chance(0.3)) {
+      protocol = 6;
+      tcp::TcpSegment s;
+      s.seqno = tcp::Wrap32{static_cast<uint32_t>(rng.next())};
+      s.ackno = tcp::Wrap32{static_cast<uint32_t>(rng.next())};
+      s.syn = rng.chance(0.3);
+      s.ack = rng.chance(0.5);
+      s.rst = rng.chance(0.1);
+      s.fin = !s.syn && rng.chance(0.1);
+      s.window = static_cast<uint16_t>(rng.next());
+      s.payload = std::string_view(payload).substr(0, rng.uniform(0, payload.size()));
+      payload = tcp_bytes(s, static_cast<uint16_t>(rng.uniform(1, 65535)),
+                          static_cast<uint16_t>(rng.uniform(1, 65535)));
+      ++valid_tcp;
+    } else if (protocol == 1 && rng.chance(0.7)) {
+      // An ICMP message of any type with a correct checksum.
+      const std::string data = payload;
+      wire::IcmpMessage m;
+      m.type =
+          static_cast<uint8_t>(rng.chance(0.3) ? wire::icmp::kEchoRequest : rng.uniform(0, 255));
+      m.code = static_cast<uint8_t>(rng.chance(0.5) ? 0 : rng.uniform(0, 255));
+      m.rest = static_cast<uint32_t>(rng.next());
+      m.data = data;
+      payload.assign(wire::IcmpMessage::kHeaderSize + data.size(), '\0');
+      BufferWriter w(payload.data(), payload.size());
+      wire::serialize(m, w);
+      ++valid_icmp;
+    }
+    const uint64_t before = accounted();
+    const size_t out_before = out_.size();
     host_.receive_datagram(ipv4(protocol, payload), now_);
+    ASSERT_GE(accounted(), before + 1) << "protocol " << int{protocol} << ": not counted";
+    ASSERT_LE(out_.size(), out_before + 1) << "more than one answer";
+    for (size_t k = out_before; k < out_.size(); ++k) {
+      const auto ip = wire::parse_ipv4(out_[k]);
+      ASSERT_TRUE(ip) << "an answer that is not IPv4";
+      EXPECT_EQ(ip->header.src, kA);
+      EXPECT_EQ(ip->header.dst, kB);
+      if (ip->header.protocol == 6) {
+        const auto t = wire::parse_tcp(ip->payload, kA.value, kB.value);
+        ASSERT_TRUE(t) << "an answer that is not TCP";
+        EXPECT_TRUE(t->header.rst) << "TCP answer to a stray segment that is not a RST";
+        EXPECT_EQ(protocol, 6);
+      } else {
+        ASSERT_EQ(ip->header.protocol, 1) << "an answer that is neither TCP nor ICMP";
+        EXPECT_TRUE(wire::parse_icmp(ip->payload));
+      }
+    }
+    ASSERT_EQ(host_.socket_count(), 0u);
+    const size_t answers = out_.size();
     now_ += 1ms;
     host_.tick(now_);
+    ASSERT_EQ(out_.size(), answers) << "a timer sent something";
   }
   EXPECT_EQ(host_.stats().datagrams_in, 3000u);
+  EXPECT_GT(valid_tcp, 500u);
+  EXPECT_GT(valid_icmp, 10u);
+  EXPECT_GT(host_.stats().drops[HostDrop::IcmpIgnored], 0u);
+  EXPECT_GT(host_.stats().echo_replies, 0u);
+  EXPECT_GT(host_.stats().drops[HostDrop::NoConnection], 0u) << "no random segment reached TCP";
+  EXPECT_GT(host_.stats().drops[HostDrop::BadTcp], 0u);
 }
 
 }  // namespace
