@@ -47,6 +47,10 @@ tcp::TcpConfig transfer_tcp_config(const TransportOptions& options) {
   config.max_retransmissions = 1000;
   config.max_syn_retransmissions = 1000;
   config.max_syn_ack_retransmissions = 1000;
+  // Random loss times segments out often enough to look like a path that
+  // drops big datagrams: no black-hole detection (the UDP tunnel's MTU is
+  // known; over TUN an ICMP fragmentation-needed still lowers the MSS).
+  config.black_hole_timeouts = 0;
   // Lossy-link timers: a lost SYN or retransmission is the expected case, not
   // a sign of a slow path (docs/file-transfer.md, "Timers").
   config.rto_initial = std::chrono::milliseconds(100);

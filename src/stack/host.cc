@@ -41,6 +41,8 @@ const char* to_string(HostDrop d) {
       return "non-unicast address";
     case HostDrop::BadIcmp:
       return "bad ICMP";
+    case HostDrop::IcmpStale:
+      return "ICMP frag-needed for no data in flight";
     case HostDrop::IcmpIgnored:
       return "ICMP ignored";
     case HostDrop::NoConnection:
@@ -410,8 +412,37 @@ void Host::on_icmp(const wire::Ipv4View& ip, Instant now) {
     }
     return;
   }
-  // TODO(#5): act on fragmentation-needed (lower the MSS) and unreachables.
+  if (msg->type == wire::icmp::kDestinationUnreachable &&
+      msg->code == wire::icmp::kFragmentationNeeded) {
+    on_fragmentation_needed(*msg, now);
+    return;
+  }
   stats_.drops.count(HostDrop::IcmpIgnored);
+}
+
+void Host::on_fragmentation_needed(const wire::IcmpMessage& msg, Instant now) {
+  const auto quote = wire::parse_icmp_quote(msg.data);
+  if (!quote || quote->header.protocol != static_cast<uint8_t>(wire::IpProtocol::kTcp) ||
+      quote->header.src != config_.address || quote->data.size() < 8) {
+    stats_.drops.count(HostDrop::BadIcmp);
+    return;
+  }
+  BufferReader r(quote->data);
+  const uint16_t src_port = r.u16();
+  const uint16_t dst_port = r.u16();
+  const tcp::Wrap32 seq{r.u32()};
+  const FourTuple tuple{config_.address, src_port, quote->header.dst, dst_port};
+  const auto it = by_tuple_.find(tuple);
+  // RFC 1191 §4: a router that predates it sends 0; RFC 1191 §5 would guess
+  // a plateau below the quoted length, Linux takes 552 (its min_pmtu).
+  const uint32_t mtu = msg.next_hop_mtu();
+  if (it == by_tuple_.end() || !find(it->second)->conn->on_path_mtu(mtu, seq, now)) {
+    stats_.drops.count(HostDrop::IcmpStale);
+    SPDLOG_DEBUG("host: frag-needed for {} seq {}: not in flight", tuple, seq);
+    return;
+  }
+  ++stats_.path_mtu_updates;
+  after_activity(it->second, now);
 }
 
 void Host::send_reset(const InboundSegment& in) {

@@ -85,7 +85,8 @@ enum class HostDrop {
   BadTcp,      // failed TCP parsing (checksum, options, ...)
   BadAddress,  // TCP from or to a non-unicast address
   BadIcmp,
-  IcmpIgnored,      // ICMP other than echo request (errors are not yet acted on)
+  IcmpIgnored,      // ICMP other than echo request and fragmentation-needed
+  IcmpStale,        // frag-needed quoting no connection, or data not in flight (RFC 5927)
   NoConnection,     // TCP for no connection or listener (answered with RST)
   SynBacklogFull,   // SYN while `backlog` are half-open and syn_cookies is off
   BadCookie,        // ACK for a listener that sent cookies, not a valid cookie (reset)
@@ -104,6 +105,7 @@ struct HostStats {
   uint64_t connections_opened = 0;  // active and passive, reaching ESTABLISHED
   uint64_t syn_cookies_sent = 0;
   uint64_t syn_cookies_accepted = 0;  // connections made from a returned cookie
+  uint64_t path_mtu_updates = 0;      // frag-needed errors that checked out (RFC 1191)
   uint64_t time_wait_entered = 0;     // connections moved to the TIME-WAIT table
   uint64_t time_wait_overflow = 0;    // closed without TIME-WAIT: the table was full
   uint64_t time_wait_acks = 0;        // ACKs sent from TIME-WAIT entries
@@ -193,6 +195,7 @@ class Host {
   void on_ipv4(const wire::Ipv4View& ip, std::string_view bytes, Instant now);
   void on_tcp(const wire::Ipv4View& ip, Instant now);
   void on_icmp(const wire::Ipv4View& ip, Instant now);
+  void on_fragmentation_needed(const wire::IcmpMessage& msg, Instant now);
   void send_error(uint8_t type, uint8_t code, const wire::Ipv4View& ip, std::string_view bytes,
                   Instant now);
   void send_reset(const InboundSegment& in);

@@ -113,8 +113,20 @@ struct TcpConfig {
   // hold a closed connection open.
   uint32_t max_orphan_retransmissions = 8;
 
+  // RFC 4821 / RFC 8899 black-hole detection: after this many consecutive
+  // timeouts of a segment bigger than 1024 bytes (then 536), the MSS steps
+  // down to that size, in case the path drops big datagrams without an ICMP.
+  // 0: off (links where random loss times segments out, not their size).
+  uint32_t black_hole_timeouts = 3;
+
   // RFC 5961 §7: challenge ACKs per second at most.
   uint32_t challenge_ack_limit_per_second = 10;
+  // RFC 5961 §7, Linux's tcp_invalid_ratelimit: the answer to an
+  // unacceptable segment that carries no data (out of window, PAWS, an ACK
+  // of unsent data, a repeated SYN) goes at most once per this interval, so
+  // two confused endpoints cannot loop ACKs and spoofed segments cannot
+  // make us send one each. Segments with data always get their ACK.
+  Duration invalid_reply_interval = std::chrono::milliseconds(500);
 };
 
 // The algorithm for bulk file transfer (the file-transfer apps over

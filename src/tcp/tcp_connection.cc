@@ -94,6 +94,8 @@ const char* to_string(ConnectionDrop drop) {
       return "SYN-RECEIVED: unacceptable ACK";
     case ConnectionDrop::ChallengeAckRateLimited:
       return "challenge ACK rate limited";
+    case ConnectionDrop::InvalidReplyRateLimited:
+      return "reply to an unacceptable segment rate limited";
     case ConnectionDrop::kCount:
       break;
   }
@@ -193,6 +195,16 @@ void TcpConnection::orphan(Instant now) {
   if (state_ == TcpState::FinWait2) {
     fin_wait2_deadline_ = now + config_.fin_wait2_timeout;
   }
+}
+
+bool TcpConnection::on_path_mtu(uint32_t mtu, Wrap32 quoted_seq, Instant now) {
+  if (!synchronized() || state_ == TcpState::TimeWait || !sender_.in_flight(quoted_seq)) {
+    return false;
+  }
+  if (sender_.on_path_mtu(mtu)) {
+    push(now);
+  }
+  return true;
 }
 
 std::optional<TimeWait> TcpConnection::time_wait() const {
@@ -332,7 +344,9 @@ void TcpConnection::on_synchronized(const TcpSegment& segment, Instant now) {
   // lost, so send it again now rather than at our retransmission timeout.
   if (state_ == TcpState::SynReceived && segment.syn && !segment.ack &&
       segment.seqno == *receiver_.irs()) {
-    send_syn_ack(now);
+    if (may_answer_invalid(segment, now)) {
+      send_syn_ack(now);
+    }
     return;
   }
 
@@ -347,6 +361,9 @@ void TcpConnection::on_synchronized(const TcpSegment& segment, Instant now) {
     }
     if (state_ == TcpState::TimeWait && segment.fin) {
       enter_time_wait(now);  // RFC 9293 §3.10.7.4: restart the 2 MSL timeout
+    }
+    if (!may_answer_invalid(segment, now)) {
+      receiver_.withdraw_ack_request();
     }
     flush_ack(now);
     return;
@@ -394,13 +411,17 @@ bool TcpConnection::process_ack(const TcpSegment& segment, Instant now) {
       case AckResult::Unsent:
         // RFC 9293 §3.10.7.4 / RFC 5961 §5.2: ACK, drop.
         drop(ConnectionDrop::AckUnsent);
-        receiver_.request_ack();
-        flush_ack(now);
+        if (may_answer_invalid(segment, now)) {
+          receiver_.request_ack();
+          flush_ack(now);
+        }
         return false;
       case AckResult::TooOld:
         drop(ConnectionDrop::AckTooOld);
-        receiver_.request_ack();
-        flush_ack(now);
+        if (may_answer_invalid(segment, now)) {
+          receiver_.request_ack();
+          flush_ack(now);
+        }
         return false;
       default:
         break;
@@ -641,6 +662,20 @@ void TcpConnection::challenge_ack(Instant now, ConnectionDrop why) {
   ++challenge_acks_in_window_;
   ++stats_.challenge_acks;
   send_ack(now);
+}
+
+bool TcpConnection::may_answer_invalid(const TcpSegment& segment, Instant now) {
+  // Linux's tcp_oow_rate_limited: data without SYN is not an ACK loop, and
+  // its sender needs the duplicate ACK.
+  if (!segment.payload.empty() && !segment.syn) {
+    return true;
+  }
+  if (last_invalid_reply_ && now - *last_invalid_reply_ < config_.invalid_reply_interval) {
+    drop(ConnectionDrop::InvalidReplyRateLimited);
+    return false;
+  }
+  last_invalid_reply_ = now;
+  return true;
 }
 
 void TcpConnection::send_reset_for(const TcpSegment& segment) {

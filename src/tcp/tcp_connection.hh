@@ -79,6 +79,7 @@ enum class ConnectionDrop {
   AckTooOld,                // RFC 5961 §5.2: ACK below SND.UNA - MAX.SND.WND (answered with ACK)
   SynReceivedBadAck,        // SYN-RECEIVED: unacceptable ACK (answered with RST)
   ChallengeAckRateLimited,  // RFC 5961 §7: a challenge ACK not sent
+  InvalidReplyRateLimited,  // RFC 5961 §7: no reply to an unacceptable segment (rate limit)
   kCount,
 };
 const char* to_string(ConnectionDrop drop);
@@ -163,6 +164,12 @@ class TcpConnection {
   void orphan(Instant now);
   bool orphaned() const { return orphaned_; }
 
+  // ICMP fragmentation-needed (RFC 1191) quoting our segment with sequence
+  // number `quoted_seq`: believed only when that is in flight (RFC 5927
+  // §4.1); then the MSS follows `mtu` and what no longer fits goes again.
+  // False when the quote is not about data in flight (the caller counts it).
+  bool on_path_mtu(uint32_t mtu, Wrap32 quoted_seq, Instant now);
+
   // In TIME-WAIT: the little the connection still needs (tcp::TimeWait), so
   // the caller can keep that instead of the connection.
   std::optional<TimeWait> time_wait() const;
@@ -200,6 +207,10 @@ class TcpConnection {
   void send_ack(Instant now);
   void send_syn_ack(Instant now);
   void challenge_ack(Instant now, ConnectionDrop why);
+  // Whether `segment`, unacceptable, may be answered now (at most once per
+  // TcpConfig::invalid_reply_interval when it carries no data); counts a
+  // refusal.
+  bool may_answer_invalid(const TcpSegment& segment, Instant now);
   void send_reset_for(const TcpSegment& segment);
   void complete(TcpSegment& segment);
   void emit(const TcpSegment& segment);
@@ -227,6 +238,7 @@ class TcpConnection {
   // RFC 5961 §7: challenge ACKs in the current one-second interval.
   Instant challenge_window_start_;
   uint32_t challenge_acks_in_window_ = 0;
+  std::optional<Instant> last_invalid_reply_;
 
   ConnectionStats stats_;
 };

@@ -120,6 +120,11 @@ class TcpReceiver {
   bool ack_due_now() const { return ack_now_ || window_update_due(); }
   // Forces an ACK on the next ack_due() (e.g. for an unacceptable segment).
   void request_ack() { ack_now_ = true; }
+  // Takes back request_ack() (the reply to a bad segment is rate limited).
+  void withdraw_ack_request() {
+    ack_now_ = false;
+    dsack_.reset();  // RFC 2883 §4: only in the ACK the duplicate triggers
+  }
 
   const ReceiverStats& stats() const { return stats_; }
   ReceiverStats& mutable_stats() { return stats_; }

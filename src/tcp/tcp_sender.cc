@@ -19,6 +19,13 @@ namespace {
 constexpr uint32_t kTimestampOptionBytes = 12;
 // Below this the peer's MSS is nonsense; raised to it (Linux uses 48).
 constexpr uint16_t kMinPeerMss = 64;
+// Path MTU: IPv4 and TCP headers without options; the least MTU believed
+// (Linux's min_pmtu); the MSS steps of black-hole detection (RFC 4821 §7.2's
+// base of 1024, then RFC 9293's default 536).
+constexpr uint32_t kIpv4TcpHeaderBytes = 40;
+constexpr uint32_t kMinPathMtu = 552;
+constexpr uint32_t kBlackHoleMss = 1024;
+constexpr uint32_t kFloorMss = 536;
 // RFC 7323 §2.3.
 constexpr uint8_t kMaxWindowShift = 14;
 // RFC 6298 §5.7.
@@ -156,10 +163,50 @@ void TcpSender::set_peer_options(const PeerOptions& options) {
   if (!config_.timestamps) {
     peer_.timestamps = false;
   }
-  smss_ = effective_mss(config_.mss, peer_.mss, peer_.timestamps);
+  update_smss();
+}
+
+void TcpSender::update_smss() {
+  const auto ours =
+      static_cast<uint16_t>(std::min<uint32_t>(config_.mss, path_mss_.value_or(0xffff)));
+  smss_ = effective_mss(ours, peer_.mss, peer_.timestamps);
   cc_->set_mss(smss_);
   board_.set_smss(smss_);
   scratch_.reserve(smss_);
+}
+
+bool TcpSender::in_flight(Wrap32 seqno) const {
+  const uint64_t seq = seqno.unwrap(isn_, snd_una_);
+  return seq >= snd_una_ && seq < snd_nxt_;
+}
+
+bool TcpSender::lower_path_mss(uint32_t mss) {
+  if (mss >= segment_room()) {
+    return false;  // RFC 1191 §3: only ever lowered here
+  }
+  path_mss_ = mss;
+  update_smss();
+  // Linux's tcp_simple_retransmit: what was sent too big is lost; it goes
+  // again, cut to the new size, and that is no congestion signal.
+  const uint32_t fits = new_segment_payload();
+  for (size_t i = 0; i < board_.size(); ++i) {
+    const OutstandingSegment& seg = board_[i];
+    if (seg.length - (seg.syn ? 1u : 0u) - (seg.fin ? 1u : 0u) > fits) {
+      board_.mark_lost_by_time(i);
+    }
+  }
+  return true;
+}
+
+bool TcpSender::on_path_mtu(uint32_t mtu) {
+  // RFC 1191 §3 allows down to 68; Linux stops at min_pmtu 552: an ICMP
+  // claiming less is more likely an attack than a path.
+  const uint32_t mss = std::max(mtu, kMinPathMtu) - kIpv4TcpHeaderBytes;
+  if (!lower_path_mss(mss)) {
+    return false;
+  }
+  ++stats_.path_mtu_updates;
+  return true;
 }
 
 uint32_t TcpSender::timestamp_clock(uint32_t offset, Instant now) {
@@ -824,9 +871,31 @@ void TcpSender::on_rto(Instant now, const Transmit& transmit) {
     rtt_.backoff();  // RFC 6298 §5.5
   }
   ++consecutive_retransmissions_;
+  detect_black_hole();
   const size_t index = board_.next_lost().value_or(0);
   retransmit(index, now, transmit);  // RFC 6298 §5.4
   arm_rto(now);                      // RFC 6298 §5.6
+}
+
+void TcpSender::detect_black_hole() {
+  // RFC 4821 §7.2 / RFC 8899: full-sized segments that keep timing out, with
+  // no ICMP telling why, may be too big for a path that drops them silently.
+  // Every `black_hole_timeouts` consecutive timeouts of a segment above the
+  // next step, the MSS steps down: 1024, then 536. Not searched back up.
+  if (config_.black_hole_timeouts == 0 || !syn_acked() ||
+      consecutive_retransmissions_ % config_.black_hole_timeouts != 0) {
+    return;
+  }
+  const uint32_t room = segment_room();
+  const uint32_t step = room > kBlackHoleMss ? kBlackHoleMss : kFloorMss;
+  const OutstandingSegment& head = board_.front();
+  const uint32_t payload = head.length - (head.fin ? 1u : 0u);
+  if (room <= kFloorMss || payload + (room - smss_) <= step) {
+    return;  // already small, or the segment would fit the next step anyway
+  }
+  if (lower_path_mss(step)) {
+    ++stats_.black_hole_mss_reductions;
+  }
 }
 
 void TcpSender::take_back_probe() {

@@ -96,6 +96,8 @@ struct SenderStats {
   uint64_t sack_reneging = 0;
   // Zero-window probes taken back when the window opened, sent again at once.
   uint64_t probes_taken_back = 0;
+  uint64_t path_mtu_updates = 0;           // MSS lowered by an ICMP frag-needed
+  uint64_t black_hole_mss_reductions = 0;  // MSS lowered after repeated timeouts
   // Timestamp echoes of an earlier copy of a retransmitted segment, not used
   // as RTT samples.
   uint64_t ambiguous_rtt_samples = 0;
@@ -214,7 +216,17 @@ class TcpSender {
   uint32_t new_segment_payload() const;
   // Bytes for payload and options together in one segment: min(our MSS,
   // the peer's MSS) (RFC 6691).
-  uint32_t segment_room() const { return std::min<uint32_t>(config_.mss, peer_.mss); }
+  uint32_t segment_room() const {
+    return std::min<uint32_t>({config_.mss, peer_.mss, path_mss_.value_or(0xffff)});
+  }
+  // RFC 1191: the path carries IPv4 datagrams of at most `mtu` bytes (an
+  // ICMP fragmentation-needed whose quote checked out). Lowers the MSS; what
+  // is in flight and no longer fits is marked lost and goes again, cut to
+  // size, with no congestion response. False if nothing changed.
+  bool on_path_mtu(uint32_t mtu);
+  // RFC 5927 §4.1: `seqno` is in [SND.UNA, SND.NXT), so an ICMP error
+  // quoting it is about data we have in flight.
+  bool in_flight(Wrap32 seqno) const;
   bool in_recovery() const { return in_recovery_; }
   // RFC 6675 pipe: bytes presumed in the network.
   uint64_t bytes_in_flight() const;
@@ -239,6 +251,9 @@ class TcpSender {
   void on_rto(Instant now, const Transmit& transmit);
   void on_persist(Instant now, const Transmit& transmit);
   void take_back_probe();
+  void update_smss();
+  bool lower_path_mss(uint32_t mss);
+  void detect_black_hole();
   void on_keepalive(Instant now, const Transmit& transmit);
   void process_sack(const TcpSegment& segment, uint64_t ack, uint64_t& newly_sacked);
   void enter_recovery(Instant now);
@@ -305,6 +320,8 @@ class TcpSender {
   bool orphaned_ = false;
   // Where the zero-window probe of new data outstanding now starts.
   std::optional<uint64_t> probe_start_;
+  // The MSS the path allows (its MTU less 40), once something told us.
+  std::optional<uint32_t> path_mss_;
 
   // Loss recovery (RFC 5681 §3.2, RFC 6582, RFC 6675).
   bool in_recovery_ = false;

@@ -86,3 +86,47 @@ TEST_F(TcpSenderEdgesTest, TimeoutAfterRenegingRetransmitsFromTheLeftEdge) {
 
 }  // namespace
 }  // namespace tinytcp::tcp
+
+namespace tinytcp::tcp {
+namespace {
+
+class TcpSenderPathTest : public testing::SenderHarness {};
+
+TEST_F(TcpSenderPathTest, RepeatedTimeoutsOfAFullSegmentStepTheMssDown) {
+  config.black_hole_timeouts = 3;
+  make();
+  establish();  // peer MSS 1000
+  push_bytes(1000);
+  expect_segment().seqno(1).payload_size(1000);
+  // The path drops datagrams this big and says nothing (RFC 4821 §7.2).
+  for (int timeout = 1; timeout <= 2; ++timeout) {
+    tick(*sender->next_deadline() - now);
+    expect_segment().seqno(1).payload_size(1000);
+  }
+  tick(*sender->next_deadline() - now);
+  expect_segment().seqno(1).payload_size(536);  // the third: down to 536
+  EXPECT_EQ(sender->stats().black_hole_mss_reductions, 1u);
+  ack(537);
+  expect_segment().seqno(537).payload_size(464);
+  EXPECT_EQ(sender->max_payload(), 536u);
+}
+
+TEST_F(TcpSenderPathTest, PathMtuOnlyLowersAndResendsWhatDoesNotFit) {
+  config.nagle = false;
+  establish();
+  push_bytes(1800);
+  EXPECT_EQ(drain(), 2u);                   // 1000 + 800
+  EXPECT_FALSE(sender->on_path_mtu(1500));  // more than the MSS already allows
+  EXPECT_TRUE(sender->on_path_mtu(940));    // MSS 900: the first segment no longer fits
+  EXPECT_EQ(sender->max_payload(), 900u);
+  push("");
+  expect_segment().seqno(1).payload_size(900);
+  expect_segment().seqno(901).payload_size(100);
+  expect_nothing_sent();                    // the 800-byte segment fits and stays in flight
+  EXPECT_FALSE(sender->on_path_mtu(1000));  // never raised by an ICMP
+  EXPECT_EQ(sender->stats().path_mtu_updates, 1u);
+  EXPECT_EQ(sender->stats().fast_retransmits + sender->stats().rto_expirations, 0u);
+}
+
+}  // namespace
+}  // namespace tinytcp::tcp
