@@ -38,6 +38,13 @@ struct TcpConfig {
   bool nagle = true;                        // RFC 896; false is TCP_NODELAY
   uint32_t initial_window_segments = 10;    // RFC 6928
   std::string congestion_control = "reno";  // reno | newreno | cubic | bbr | fixed:N
+  // RFC 5681 §4.1: after more than an RTO without sending, the window
+  // restarts: halved for each RTO beyond the first, not below
+  // min(initial window, cwnd), as Linux's net.ipv4.tcp_slow_start_after_idle
+  // (on by default there too). Bulk senders with pauses turn it off to
+  // resume at full window. Reno, NewReno and CUBIC; BBR keeps its model
+  // across idle periods.
+  bool slow_start_after_idle = true;
 
   // RFC 8985 RACK-TLP loss detection: time-based marking (lost
   // retransmissions included) and tail loss probes. Only with SACK; off, or

@@ -283,6 +283,7 @@ void TcpSender::transmit_range(uint64_t start, uint32_t length, bool syn, bool f
   ++stats_.segments_sent;
   stats_.bytes_sent += payload;
   transmit(seg);
+  last_sent_ = now;
   cc_->on_packet_sent(now, length, bytes_in_flight());
 }
 
@@ -422,6 +423,11 @@ void TcpSender::send_new_data(Instant now, const Transmit& transmit) {
     const uint32_t length = static_cast<uint32_t>(len) + (fin ? 1u : 0u);
     if (!pacing_allows(length, now)) {
       return;
+    }
+    if (!outstanding && last_sent_) {
+      // RFC 5681 §4.1, RFC 9438 §5.8: sending restarts after an idle period.
+      cc_->on_transmit_start(
+          TransmitStartEvent{now, now - *last_sent_, rtt_.rto(), config_.slow_start_after_idle});
     }
     board_.add(snd_nxt_, length, false, fin, now);
     stamp_rate(board_[board_.size() - 1], flight == 0, now);

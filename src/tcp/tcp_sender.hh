@@ -360,6 +360,7 @@ class TcpSender {
   Duration persist_interval_{0};
   uint32_t persist_probes_out_ = 0;  // unanswered zero-window probes
   std::optional<Instant> unacked_since_;
+  std::optional<Instant> last_sent_;  // last segment with sequence space (Linux's lsndtime)
   Instant last_heard_;
   uint32_t keepalive_probes_out_ = 0;
   Instant last_keepalive_;
