@@ -19,6 +19,18 @@ struct TcpConfig {
   // Buffers. The receive buffer of at least 1 MiB needs window scaling.
   uint64_t receive_buffer_bytes = 1 << 20;
   uint64_t send_buffer_bytes = 1 << 20;
+  // Receive buffer autotuning (Linux's dynamic right-sizing,
+  // tcp_rcv_space_adjust): the window starts at receive_buffer_bytes and,
+  // once per round trip measured by the receiver, grows to about twice what
+  // the application read in the last round trip (more while that doubles),
+  // up to receive_buffer_max_bytes. It never shrinks. The window scale on
+  // our SYN covers the maximum; the stream's ring grows only as far as the
+  // window fills it, so memory follows the path's needs up to the maximum.
+  // Off by default: receive_buffer_bytes is then the window, as an explicit
+  // SO_RCVBUF is on Linux (it turns autotuning off there), and the shift on
+  // our SYN stays the one that covers it.
+  bool autotune_receive_buffer = false;
+  uint64_t receive_buffer_max_bytes = 16 << 20;
   // Send buffer autotuning (in the spirit of Linux's tcp_sndbuf_expand and
   // TCP_NOTSENT_LOWAT): the application may keep at most
   // max(send_buffer_floor, 2 * cwnd) bytes not yet sent in the send buffer,

@@ -107,7 +107,7 @@ TcpConnection::TcpConnection(const TcpConfig& config, Wrap32 isn, Transmit trans
     : config_(config),
       transmit_(std::move(transmit)),
       sender_(config, isn, ts_offset),
-      receiver_(config) {}
+      receiver_(config, sender_.timestamp_offset()) {}
 
 bool TcpConnection::synchronized() const {
   return state_ != TcpState::Closed && state_ != TcpState::Listen && state_ != TcpState::SynSent;

@@ -6,6 +6,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "tcp/tcp_sender.hh"
+
 namespace tinytcp::tcp {
 namespace {
 
@@ -17,14 +19,20 @@ constexpr Duration kTsRecentLifetime = std::chrono::hours(24 * 24);
 // With a scaled window the field counts units of 2^shift bytes, and RCV.NXT
 // moves by arbitrary amounts, so keeping the right edge where it was means
 // rounding the window up, past the buffer by less than one unit per ACK
-// (RFC 7323 §2.4 discusses this). The ring gets a little slack for that; only
-// when the application stalls long enough to use it all does the edge move
-// back, by less than one unit.
+// (RFC 7323 §2.4 discusses this). The ring gets slack for that: while the
+// application does not read, a whole window of delayed ACKs (one per two
+// full-sized segments) may each round up by a unit. Only when the
+// application stalls longer than that does the edge move back, by less than
+// one unit. The slack is address space: the ring reaches into it only when
+// it is used.
 uint64_t ring_slack(const TcpConfig& config, uint8_t shift) {
   if (!config.window_scale || shift == 0) {
     return 0;
   }
-  return config.receive_buffer_bytes / 32 + (uint64_t{1} << shift);
+  const uint64_t max_buffer = TcpReceiver::max_buffer_for(config);
+  const uint64_t unit = uint64_t{1} << shift;
+  const uint64_t acks = max_buffer / (2 * std::max<uint64_t>(config.mss, 1)) + 1;
+  return std::max(max_buffer / 32, acks * unit) + unit;
 }
 
 }  // namespace
@@ -41,19 +49,33 @@ const char* to_string(ReceiverDrop drop) {
   return "unknown";
 }
 
-TcpReceiver::TcpReceiver(const TcpConfig& config)
+TcpReceiver::TcpReceiver(const TcpConfig& config, std::optional<uint32_t> ts_offset)
     : config_(config),
+      ts_offset_(ts_offset),
       announced_shift_(window_shift_for(config)),
-      stream_(config.receive_buffer_bytes + ring_slack(config, announced_shift_)),
+      tuner_(config.receive_buffer_bytes, max_buffer_for(config), config.mss),
+      // The whole maximum is reserved, but the ring grows only as far as the
+      // window fills it: pages past that are never touched.
+      stream_(max_buffer_for(config) + ring_slack(config, announced_shift_)),
       reassembler_(stream_),
       rcv_mss_(std::min<uint64_t>(config.mss, 536)) {}
+
+uint64_t TcpReceiver::max_buffer_for(const TcpConfig& config) {
+  if (!config.autotune_receive_buffer) {
+    return config.receive_buffer_bytes;
+  }
+  return std::max(config.receive_buffer_bytes, config.receive_buffer_max_bytes);
+}
 
 uint8_t TcpReceiver::window_shift_for(const TcpConfig& config) {
   if (!config.window_scale) {
     return 0;
   }
+  // RFC 7323 §2.3: the shift is fixed by the SYN, so it must already cover
+  // the largest window autotuning may advertise.
+  const uint64_t max_buffer = max_buffer_for(config);
   uint8_t shift = 0;
-  while (shift < kMaxWindowShift && (kMaxWindowField << shift) < config.receive_buffer_bytes) {
+  while (shift < kMaxWindowShift && (kMaxWindowField << shift) < max_buffer) {
     ++shift;
   }
   return shift;
@@ -85,7 +107,7 @@ std::optional<Wrap32> TcpReceiver::ackno() const {
 
 uint64_t TcpReceiver::next_right_edge() const {
   const uint64_t n = first_unassembled();
-  const uint64_t buffer = config_.receive_buffer_bytes;
+  const uint64_t buffer = tuner_.buffer_bytes();
   const uint64_t real_edge = stream_.bytes_popped() + buffer;
   const uint64_t ring_edge = stream_.bytes_popped() + stream_.capacity();
   uint64_t target = real_edge;
@@ -203,6 +225,7 @@ void TcpReceiver::receive(const TcpSegment& segment, Instant now) {
 
   if (!payload.empty()) {
     rcv_mss_ = std::max<uint64_t>(rcv_mss_, std::min<uint64_t>(payload.size(), config_.mss));
+    autotune(segment, now);
   }
   if (index > before) {
     // RFC 5681 §4.2: out-of-order data is acknowledged at once (a duplicate
@@ -231,6 +254,25 @@ void TcpReceiver::receive(const TcpSegment& segment, Instant now) {
     } else if (!ack_deadline_) {
       ack_deadline_ = now + config_.delayed_ack_timeout;
     }
+  }
+}
+
+void TcpReceiver::autotune(const TcpSegment& segment, Instant now) {
+  if (tuner_.buffer_bytes() >= tuner_.max_bytes()) {
+    return;
+  }
+  if (timestamps_ && ts_offset_ && segment.options.timestamps) {
+    tuner_.on_timestamp_echo(TcpSender::timestamp_clock(*ts_offset_, now),
+                             segment.options.timestamps->echo_reply, segment.payload.size(),
+                             rcv_mss_);
+  }
+  tuner_.on_data(first_unassembled(), advertised_edge_, now);
+  const uint64_t before = tuner_.buffer_bytes();
+  tuner_.on_consumed(stream_.bytes_popped(), now);
+  if (tuner_.buffer_bytes() > before) {
+    ++stats_.buffer_grows;
+    SPDLOG_DEBUG("receive buffer {} -> {} bytes (rtt {} us)", before, tuner_.buffer_bytes(),
+                 std::chrono::duration_cast<std::chrono::microseconds>(*tuner_.rtt()).count());
   }
 }
 
@@ -405,7 +447,7 @@ bool TcpReceiver::window_update_due() const {
   // wait for its zero-window probe.
   // Measured against what fill() would advertise now, so the largest window
   // the field can carry (65535 unscaled) is taken into account.
-  const uint64_t buffer = config_.receive_buffer_bytes;
+  const uint64_t buffer = tuner_.buffer_bytes();
   const uint64_t max_window = std::min(buffer, kMaxWindowField << shift());
   const uint64_t n = first_unassembled();
   const uint64_t threshold = std::min<uint64_t>(buffer / 2, config_.mss);

@@ -9,7 +9,9 @@
 // the timestamp echo (RFC 7323 §4.3, with PAWS §5).
 // It also decides when an ACK is due: delayed ACK per RFC 1122 §4.2.3.2 and
 // RFC 5681 §4.2, immediate ACKs for out-of-order data, filled gaps and FIN,
-// and window updates when the application frees enough buffer.
+// and window updates when the application frees enough buffer. With
+// TcpConfig::autotune_receive_buffer the buffer behind the window grows with
+// the rate the application reads at (ReceiveBufferTuner).
 //
 // It does not decide what a RST, SYN or ACK means in a given state: that is
 // TcpConnection's job (RFC 9293 §3.10.7). The connection calls check() first
@@ -25,6 +27,7 @@
 
 #include "stream/byte_stream.hh"
 #include "stream/reassembler.hh"
+#include "tcp/receive_buffer_tuner.hh"
 #include "tcp/tcp_config.hh"
 #include "tcp/tcp_segment.hh"
 #include "tcp/wrap32.hh"
@@ -49,12 +52,15 @@ struct ReceiverStats {
   uint64_t duplicate_segments = 0;  // occupied only sequence space already received
   uint64_t acks_sent = 0;           // fill() calls once synchronized
   uint64_t dsack_blocks = 0;        // RFC 2883 D-SACK blocks put on segments
+  uint64_t buffer_grows = 0;        // autotuning enlarged the receive buffer
   EnumCounters<ReceiverDrop> drops;
 };
 
 class TcpReceiver {
  public:
-  explicit TcpReceiver(const TcpConfig& config);
+  // `ts_offset`: the offset of our TSval clock (TcpSender::timestamp_clock),
+  // so echoes of our timestamps time the round trip for autotuning.
+  explicit TcpReceiver(const TcpConfig& config, std::optional<uint32_t> ts_offset = std::nullopt);
 
   // The application reads here.
   stream::ByteStream& inbound() { return stream_; }
@@ -63,8 +69,15 @@ class TcpReceiver {
   // The window-scale shift we announce on our SYN (RFC 7323 §2.3: the
   // smallest that covers the receive buffer, at most 14), if scaling is on.
   std::optional<uint8_t> announced_window_shift() const;
-  // The same for any receiver with `config` (0 without window scaling).
+  // The same for any receiver with `config` (0 without window scaling); it
+  // covers the largest buffer autotuning may reach.
   static uint8_t window_shift_for(const TcpConfig& config);
+  // The largest receive buffer of a receiver with `config`.
+  static uint64_t max_buffer_for(const TcpConfig& config);
+  // The buffer the window may use now (grows with autotuning).
+  uint64_t buffer_bytes() const { return tuner_.buffer_bytes(); }
+  // The receiver's round-trip estimate (autotuning), once there is a sample.
+  std::optional<Duration> rtt_estimate() const { return tuner_.rtt(); }
 
   // The handshake's outcome: what both sides agreed to (RFC 7323 §1.3: window
   // scaling only if both sent the option; likewise SACK and timestamps).
@@ -139,6 +152,8 @@ class TcpReceiver {
   uint64_t next_right_edge() const;
   bool window_update_due() const;
   void note_sack(uint64_t start);
+  // Autotuning's view of a data segment and of what the application read.
+  void autotune(const TcpSegment& segment, Instant now);
   // RFC 2883 §4: the next segment's first SACK block reports the duplicate
   // sequence space [left, right) (absolute) just received.
   void note_duplicate(uint64_t left, uint64_t right);
@@ -149,7 +164,9 @@ class TcpReceiver {
   void build_sack(TcpOptions& options) const;
 
   TcpConfig config_;
+  std::optional<uint32_t> ts_offset_;
   uint8_t announced_shift_ = 0;
+  ReceiveBufferTuner tuner_;
   stream::ByteStream stream_;
   stream::Reassembler reassembler_;
 
