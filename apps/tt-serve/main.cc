@@ -438,6 +438,14 @@ int run(int argc, char** argv) {
       static_cast<unsigned long long>(stats.syn_cookies_accepted),
       static_cast<unsigned long long>(stats.drops[stack::HostDrop::SynBacklogFull]),
       static_cast<unsigned long long>(stats.drops[stack::HostDrop::BadCookie]));
+  std::printf(
+      "tt-serve: %llu frag-needed ICMPs believed (%llu stale), %llu connections to the "
+      "TIME-WAIT table (%llu overflowed, %llu reopened by a SYN)\n",
+      static_cast<unsigned long long>(stats.path_mtu_updates),
+      static_cast<unsigned long long>(stats.drops[stack::HostDrop::IcmpStale]),
+      static_cast<unsigned long long>(stats.time_wait_entered),
+      static_cast<unsigned long long>(stats.time_wait_overflow),
+      static_cast<unsigned long long>(stats.time_wait_reused));
   const auto& loop = runtime.loop().stats();
   const auto& rt = runtime.stats();
   const auto& dev = runtime.device().stats();

@@ -341,6 +341,10 @@ for target in $targets; do
         status=1
       fi
       [ "$frag_icmp" -gt 0 ] || fail "tinytcp frag-needed: R sent no frag-needed: the path is not narrow"
+      if ! grep -Eq "tt-serve: [1-9][0-9]* frag-needed ICMPs believed" "$work/serve-tf.out"; then
+        echo "FAIL: tinytcp frag-needed: tt-serve believed no frag-needed ICMP" >&2
+        status=1
+      fi
 
       echo "--- tinytcp: blackhole"
       path tb
