@@ -519,8 +519,9 @@ void TcpSender::process_sack(const TcpSegment& segment, uint64_t ack, uint64_t& 
       SPDLOG_DEBUG("ignore SACK block [{}, {}): inverted", block.left, block.right);
       continue;
     }
-    if (right <= ack && i == 0) {
-      // RFC 2883 §4: a first block below the cumulative ACK reports a duplicate.
+    if (i == 0 && (right <= ack || inside_second_block(segment, count, block))) {
+      // RFC 2883 §4: a first block below the cumulative ACK, or inside the
+      // second block, reports a duplicate, not new data.
       ++stats_.dsack_blocks;
       continue;
     }
@@ -538,6 +539,16 @@ void TcpSender::process_sack(const TcpSegment& segment, uint64_t ack, uint64_t& 
     }
   }
   board_.end_sack();
+}
+
+bool TcpSender::inside_second_block(const TcpSegment& segment, size_t count,
+                                    const SackBlock& first) {
+  if (count < 2) {
+    return false;
+  }
+  const SackBlock& second = segment.options.sack[1];
+  return seq_le(second.left, first.left) && seq_le(first.right, second.right) &&
+         seq_lt(second.left, second.right);
 }
 
 void TcpSender::enter_recovery(Instant now) {

@@ -251,6 +251,8 @@ class TcpSender {
   void on_rto(Instant now, const Transmit& transmit);
   void on_persist(Instant now, const Transmit& transmit);
   void take_back_probe();
+  // RFC 2883 §4: the first of `count` SACK blocks lies inside the second.
+  static bool inside_second_block(const TcpSegment& segment, size_t count, const SackBlock& first);
   void update_smss();
   bool lower_path_mss(uint32_t mss);
   void detect_black_hole();

@@ -130,3 +130,26 @@ TEST_F(TcpSenderPathTest, PathMtuOnlyLowersAndResendsWhatDoesNotFit) {
 
 }  // namespace
 }  // namespace tinytcp::tcp
+
+namespace tinytcp::tcp {
+namespace {
+
+class TcpSenderDsackTest : public testing::SenderHarness {};
+
+TEST_F(TcpSenderDsackTest, FirstBlockInsideTheSecondIsADuplicateReport) {
+  PeerOptions peer = default_peer();
+  peer.sack = true;
+  establish(peer);
+  push_bytes(5000);
+  EXPECT_EQ(drain(), 5u);
+  ack(1, 65535, {{2001, 4001}});  // [2001, 4001) arrived
+  drain();
+  // RFC 2883 §4: [2001, 3001) arrived twice; the second block holds it.
+  ack(1, 65535, {{2001, 3001}, {2001, 4001}});
+  drain();
+  EXPECT_EQ(sender->stats().dsack_blocks, 1u);
+  EXPECT_EQ(sender->stats().input_errors[SenderInputError::SackBlockOutOfWindow], 0u);
+}
+
+}  // namespace
+}  // namespace tinytcp::tcp
