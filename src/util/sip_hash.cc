@@ -4,7 +4,9 @@ namespace tinytcp {
 
 namespace {
 
-constexpr uint64_t rotl(uint64_t x, int b) { return (x << b) | (x >> (64 - b)); }
+constexpr uint64_t rotl(uint64_t x, int b) {
+  return (x << b) | (x >> (64 - b));
+}
 
 uint64_t load_le64(const uint8_t* p) {
   uint64_t v = 0;
