@@ -68,7 +68,9 @@ class PathMtuHosts : public TwoHosts {
 };
 
 TEST_F(PathMtuHosts, FragNeededLowersTheMssAndResendsWhatDidNotFit) {
-  const auto [client, server] = connect_pair();
+  const auto pair = connect_pair();  // clang 14: lambdas cannot capture bindings
+  const SocketId client = pair.first;
+  const SocketId server = pair.second;
   const FourTuple tuple = a_.info(server)->tuple;
   const tcp::Wrap32 una = a_.connection(server)->sender().next_seqno();
   drop_to_b_ = true;  // the path eats a's big datagrams
@@ -93,7 +95,9 @@ TEST_F(PathMtuHosts, FragNeededLowersTheMssAndResendsWhatDidNotFit) {
 }
 
 TEST_F(PathMtuHosts, FragNeededForDataNotInFlightIsIgnored) {
-  const auto [client, server] = connect_pair();
+  const auto pair = connect_pair();  // clang 14: lambdas cannot capture bindings
+  const SocketId client = pair.first;
+  const SocketId server = pair.second;
   static_cast<void>(client);
   const FourTuple tuple = a_.info(server)->tuple;
   const tcp::Wrap32 nxt = a_.connection(server)->sender().next_seqno();
@@ -107,7 +111,9 @@ TEST_F(PathMtuHosts, FragNeededForDataNotInFlightIsIgnored) {
 }
 
 TEST_F(PathMtuHosts, TinyMtuIsRaisedTo552) {
-  const auto [client, server] = connect_pair();
+  const auto pair = connect_pair();  // clang 14: lambdas cannot capture bindings
+  const SocketId client = pair.first;
+  const SocketId server = pair.second;
   static_cast<void>(client);
   const FourTuple tuple = a_.info(server)->tuple;
   const tcp::Wrap32 una = a_.connection(server)->sender().next_seqno();

@@ -246,7 +246,9 @@ TEST_F(TimeWaitHosts, OrphanInFinWait2IsResetAfterTheTimeout) {
 }
 
 TEST_F(TimeWaitHosts, HalfClosedConnectionTheAppHoldsStaysInFinWait2) {
-  const auto [client, server] = connect_pair();
+  const auto pair = connect_pair();  // clang 14: lambdas cannot capture bindings
+  const SocketId client = pair.first;
+  const SocketId server = pair.second;
   a_.shutdown_write(server, now_);
   run_for(5min);
   EXPECT_EQ(a_.info(server)->state, tcp::TcpState::FinWait2);
@@ -254,7 +256,9 @@ TEST_F(TimeWaitHosts, HalfClosedConnectionTheAppHoldsStaysInFinWait2) {
 }
 
 TEST_F(TimeWaitHosts, OrphanFacingAShutWindowGivesUp) {
-  const auto [client, server] = connect_pair();
+  const auto pair = connect_pair();  // clang 14: lambdas cannot capture bindings
+  const SocketId client = pair.first;
+  const SocketId server = pair.second;
   // b never reads: its 64 KiB buffer fills and its window shuts.
   const std::string data(64 * 1024, 'x');
   size_t written = 0;
