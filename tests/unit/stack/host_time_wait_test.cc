@@ -113,17 +113,13 @@ TEST_F(TimeWaitHosts, CloseFirstServerChurnsPastMaxSockets) {
 }
 
 TEST_F(TimeWaitHosts, RetransmittedFinIsAckedAndRestartsTheTimer) {
-  const auto listener = a_.listen(80);
-  const auto client = b_.connect(kA, 80, now_);
-  std::optional<SocketId> server;
-  ASSERT_TRUE(run_until([&] {
-    server = server ? server : a_.accept(*listener);
-    return server && b_.info(*client)->state == tcp::TcpState::Established;
-  }));
-  a_.close(*server, now_);
-  ASSERT_TRUE(run_until([&] { return b_.info(*client)->state == tcp::TcpState::CloseWait; }));
+  const auto pair = connect_pair();  // clang 14: lambdas cannot capture bindings
+  const SocketId client = pair.first;
+  const SocketId server = pair.second;
+  a_.close(server, now_);
+  ASSERT_TRUE(run_until([&] { return b_.info(client)->state == tcp::TcpState::CloseWait; }));
   drop_to_b_ = true;  // a's last ACK is lost: b's FIN comes again
-  b_.close(*client, now_);
+  b_.close(client, now_);
   ASSERT_TRUE(run_until([&] { return a_.stats().time_wait_entered == 1; }));
   drop_to_b_ = false;
   ASSERT_TRUE(run_until([&] { return a_.stats().time_wait_acks == 1; }, 5s));
@@ -228,21 +224,17 @@ TEST_F(FullTimeWaitTable, ClosesWithoutTimeWaitAndCountsIt) {
 }
 
 TEST_F(TimeWaitHosts, OrphanInFinWait2IsResetAfterTheTimeout) {
-  const auto listener = a_.listen(80);
-  const auto client = b_.connect(kA, 80, now_);
-  std::optional<SocketId> server;
-  ASSERT_TRUE(run_until([&] {
-    server = server ? server : a_.accept(*listener);
-    return server && b_.info(*client)->state == tcp::TcpState::Established;
-  }));
-  a_.close(*server, now_);  // b never closes its side
-  ASSERT_TRUE(run_until([&] { return b_.info(*client)->state == tcp::TcpState::CloseWait; }));
+  const auto pair = connect_pair();  // clang 14: lambdas cannot capture bindings
+  const SocketId client = pair.first;
+  const SocketId server = pair.second;
+  a_.close(server, now_);  // b never closes its side
+  ASSERT_TRUE(run_until([&] { return b_.info(client)->state == tcp::TcpState::CloseWait; }));
   run_for(59s);
   EXPECT_EQ(a_.socket_count(), 2u);  // the listener and the orphan in FIN-WAIT-2
   run_for(2s);
   EXPECT_EQ(a_.socket_count(), 1u);
-  EXPECT_EQ(b_.info(*client)->state, tcp::TcpState::Closed);
-  EXPECT_EQ(b_.info(*client)->close_reason, tcp::CloseReason::ResetByPeer);
+  EXPECT_EQ(b_.info(client)->state, tcp::TcpState::Closed);
+  EXPECT_EQ(b_.info(client)->close_reason, tcp::CloseReason::ResetByPeer);
 }
 
 TEST_F(TimeWaitHosts, HalfClosedConnectionTheAppHoldsStaysInFinWait2) {
