@@ -93,6 +93,22 @@ struct TransferRun {
   std::string states;
 };
 
+// What a finished run left: times, counters, states; the apps point at
+// connections that die with `net`, so they are let go.
+void record_end(TransferRun& r, Network& net) {
+  r.end = net.now();
+  r.sa = net.a().summary();
+  r.sb = net.b().summary();
+  r.close_a = net.a().close_reason();
+  r.close_b = net.b().close_reason();
+  r.ab = net.ab().stats();
+  r.ba = net.ba().stats();
+  r.states =
+      std::string(to_string(net.a().state())) + " / " + std::string(to_string(net.b().state()));
+  r.a.conn = nullptr;
+  r.b.conn = nullptr;
+}
+
 TransferRun run_transfer(const TransferCase& p, uint64_t seed) {
   TcpConfig config = sim_config();
   config.sack = p.sack;
@@ -117,18 +133,7 @@ TransferRun run_transfer(const TransferCase& p, uint64_t seed) {
           r.data_done = net.now();
         }
       });
-  r.end = net.now();
-  r.sa = net.a().summary();
-  r.sb = net.b().summary();
-  r.close_a = net.a().close_reason();
-  r.close_b = net.b().close_reason();
-  r.ab = net.ab().stats();
-  r.ba = net.ba().stats();
-  r.states =
-      std::string(to_string(net.a().state())) + " / " + std::string(to_string(net.b().state()));
-  // The apps point at connections that die with `net`.
-  r.a.conn = nullptr;
-  r.b.conn = nullptr;
+  record_end(r, net);
   return r;
 }
 
@@ -427,15 +432,7 @@ DamageRun run_with_undetected_damage(double rate, bool payload_only, uint64_t se
                       expect_sane(net.a(), config, "A");
                       expect_sane(net.b(), config, "B");
                     });
-  r.end = net.now();
-  r.close_a = net.a().close_reason();
-  r.close_b = net.b().close_reason();
-  r.ab = net.ab().stats();
-  r.ba = net.ba().stats();
-  r.states =
-      std::string(to_string(net.a().state())) + " / " + std::string(to_string(net.b().state()));
-  r.a.conn = nullptr;
-  r.b.conn = nullptr;
+  record_end(r, net);
   d.exact = r.b.in == r.a.out && r.a.in == r.b.out;
   return d;
 }
