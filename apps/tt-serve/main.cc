@@ -7,10 +7,6 @@
 // file there (written to a temporary file, fsynced, renamed), one request per
 // connection. Runs until SIGINT or SIGTERM, then prints a one-line summary.
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <csignal>
 #include <cstdio>
 #include <memory>
@@ -20,9 +16,8 @@
 #include <spdlog/spdlog.h>
 #include <CLI/CLI.hpp>
 
+#include "common/http_file_server.hh"
 #include "common/stack_runtime.hh"
-#include "proto/http.hh"
-#include "proto/transfer_messages.hh"
 #include "util/logging.hh"
 
 namespace {
@@ -38,40 +33,10 @@ void on_signal(int) {
 
 enum class Service { Echo, Discard, Http };
 
-struct HttpState {
-  proto::HttpParser parser{proto::HttpParser::Kind::Request};
-  bool responded = false;
-  std::string out;                // response head (and small bodies) still to write
-  int file = -1;                  // GET: the file being sent
-  std::unique_ptr<char[]> chunk;  // file bytes read, [chunk_pos, chunk_len) not yet written
-  size_t chunk_pos = 0;
-  size_t chunk_len = 0;
-  uint64_t file_offset = 0;
-  uint64_t file_size = 0;
-  int upload = -1;  // PUT: the temporary file being written
-  std::string upload_tmp;
-  std::string upload_final;
-  bool upload_failed = false;
-  ~HttpState() {
-    if (file >= 0) {
-      ::close(file);
-    }
-    if (upload >= 0) {
-      ::close(upload);
-      ::unlink(upload_tmp.c_str());
-    }
-  }
-};
-
-struct Connection {
-  Service service;
-  std::unique_ptr<HttpState> http;
-};
-
 class Server {
  public:
-  Server(apps::StackRuntime& runtime, std::string http_dir)
-      : rt_(runtime), host_(runtime.host()), dir_(std::move(http_dir)) {}
+  Server(apps::StackRuntime& runtime, apps::HttpFileServerConfig http)
+      : rt_(runtime), host_(runtime.host()), http_(runtime.host(), std::move(http)) {}
 
   void listen(uint16_t port, Service service) {
     const auto id = host_.listen(port, 1024);
@@ -85,14 +50,18 @@ class Server {
   void on_event(stack::SocketId id, stack::SocketEvent e) {
     if (const auto l = listeners_.find(id); l != listeners_.end()) {
       while (const auto c = host_.accept(id)) {
-        Connection conn{l->second, nullptr};
-        if (conn.service == Service::Http) {
-          conn.http = std::make_unique<HttpState>();
-        }
-        conns_.emplace(*c, std::move(conn));
         ++accepted_;
+        if (l->second == Service::Http) {
+          http_.add(*c, now());
+          continue;
+        }
+        conns_.emplace(*c, l->second);
         service(*c);
       }
+      return;
+    }
+    if (http_.owns(id)) {
+      http_.on_event(id, e, now());
       return;
     }
     if (e == stack::SocketEvent::Closed) {
@@ -103,8 +72,9 @@ class Server {
   }
 
   uint64_t accepted() const { return accepted_; }
-  uint64_t bytes_in() const { return bytes_in_; }
-  uint64_t bytes_out() const { return bytes_out_; }
+  uint64_t bytes_in() const { return bytes_in_ + http_.stats().bytes_in; }
+  uint64_t bytes_out() const { return bytes_out_ + http_.stats().bytes_out; }
+  apps::HttpFileServer& http() { return http_; }
 
  private:
   Instant now() const { return rt_.now(); }
@@ -130,17 +100,10 @@ class Server {
     if (it == conns_.end()) {
       return;
     }
-    Connection& c = it->second;
-    switch (c.service) {
-      case Service::Echo:
-        echo(id);
-        break;
-      case Service::Discard:
-        discard(id);
-        break;
-      case Service::Http:
-        http(id, *c.http);
-        break;
+    if (it->second == Service::Echo) {
+      echo(id);
+    } else {
+      discard(id);
     }
   }
 
@@ -171,174 +134,11 @@ class Server {
     }
   }
 
-  void respond(HttpState& h, int status, std::string_view reason, std::string_view body) {
-    h.out = fmt::format(
-        "HTTP/1.1 {} {}\r\nContent-Length: {}\r\nContent-Type: text/plain\r\nConnection: "
-        "close\r\nServer: tinytcp\r\n\r\n{}",
-        status, reason, body.size(), body);
-    h.responded = true;
-  }
-
-  // The file a request target names inside dir_, or empty when it may not.
-  std::string resolve(const std::string& target) const {
-    std::string path = target.substr(0, target.find('?'));
-    if (path.empty() || path[0] != '/' || path.find("..") != std::string::npos ||
-        path.find('%') != std::string::npos || path.find('\\') != std::string::npos) {
-      return {};
-    }
-    if (path == "/") {
-      path = "/index.html";
-    }
-    return dir_ + path;
-  }
-
-  void start_response(HttpState& h) {
-    const std::string& method = h.parser.method();
-    if (method == "PUT") {
-      if (h.upload_failed) {
-        respond(h, 500, "Internal Server Error", "could not store the upload\n");
-        return;
-      }
-      if (h.upload >= 0 && ::fsync(h.upload) == 0 && ::close(h.upload) == 0 &&
-          ::rename(h.upload_tmp.c_str(), h.upload_final.c_str()) == 0) {
-        h.upload = -1;
-        respond(h, 201, "Created", "stored\n");
-      } else {
-        respond(h, 500, "Internal Server Error", "could not store the upload\n");
-      }
-      return;
-    }
-    if (method != "GET" && method != "HEAD") {
-      respond(h, 405, "Method Not Allowed", "GET, HEAD or PUT\n");
-      return;
-    }
-    const std::string path = resolve(h.parser.target());
-    struct stat st {};
-    const int fd = path.empty() ? -1 : ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0 || ::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-      if (fd >= 0) {
-        ::close(fd);
-      }
-      respond(h, 404, "Not Found", "not found\n");
-      return;
-    }
-    h.responded = true;
-    h.file_size = static_cast<uint64_t>(st.st_size);
-    h.out = fmt::format(
-        "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nContent-Type: application/octet-stream\r\n"
-        "Connection: close\r\nServer: tinytcp\r\n\r\n",
-        h.file_size);
-    if (method == "GET") {
-      h.file = fd;
-    } else {
-      ::close(fd);
-    }
-  }
-
-  void on_request_headers(HttpState& h) {
-    if (h.parser.method() != "PUT" || h.upload >= 0 || h.upload_failed) {
-      return;
-    }
-    std::string name = h.parser.target().substr(1);
-    name = name.substr(0, name.find('?'));
-    if (h.parser.target().empty() || h.parser.target()[0] != '/' || !proto::is_safe_name(name)) {
-      h.upload_failed = true;
-      return;
-    }
-    h.upload_final = dir_ + "/" + name;
-    h.upload_tmp = fmt::format("{}/.{}.upload.{}", dir_, name, ::getpid());
-    h.upload = ::open(h.upload_tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    h.upload_failed = h.upload < 0;
-  }
-
-  void http(stack::SocketId id, HttpState& h) {
-    // Request.
-    for (auto v = host_.peek(id); !v.empty() && !h.responded; v = host_.peek(id)) {
-      const size_t used = h.parser.feed(v, [&](std::string_view body) {
-        if (h.upload >= 0 && !h.upload_failed) {
-          while (!body.empty()) {
-            const ssize_t n = ::write(h.upload, body.data(), body.size());
-            if (n <= 0) {
-              h.upload_failed = true;
-              break;
-            }
-            body.remove_prefix(static_cast<size_t>(n));
-          }
-        }
-      });
-      bytes_in_ += v.size();
-      host_.consume(id, v.size(), now());  // anything after the request is ignored
-      static_cast<void>(used);
-      if (h.parser.headers_complete()) {
-        on_request_headers(h);
-      }
-      if (h.parser.failed()) {
-        respond(h, 400, "Bad Request", fmt::format("{}\n", proto::to_string(h.parser.error())));
-      } else if (h.parser.done()) {
-        start_response(h);
-      }
-    }
-    if (!h.responded) {
-      const auto info = host_.info(id);
-      if (info && info->peer_finished) {
-        finish(id);
-      }
-      return;
-    }
-    // Response: the head (or a small body) from h.out, then the file in
-    // chunks read straight into a reused buffer, as much as the send buffer
-    // takes.
-    while (!h.out.empty()) {
-      const size_t n = host_.write(id, h.out, now());
-      bytes_out_ += n;
-      h.out.erase(0, n);
-      if (n == 0) {
-        return;  // send buffer full: continue on Writable
-      }
-    }
-    for (;;) {
-      if (h.chunk_pos == h.chunk_len && h.file >= 0 && h.file_offset < h.file_size) {
-        const auto info = host_.info(id);
-        const uint64_t room = info ? info->writable_bytes : 0;
-        if (room == 0) {
-          return;
-        }
-        if (!h.chunk) {
-          h.chunk = std::make_unique<char[]>(kChunkBytes);
-        }
-        const auto want = static_cast<size_t>(
-            std::min<uint64_t>({room, kChunkBytes, h.file_size - h.file_offset}));
-        const ssize_t n = ::pread(h.file, h.chunk.get(), want, static_cast<off_t>(h.file_offset));
-        if (n <= 0) {
-          host_.abort(id, now());
-          conns_.erase(id);
-          return;
-        }
-        h.chunk_pos = 0;
-        h.chunk_len = static_cast<size_t>(n);
-        h.file_offset += static_cast<uint64_t>(n);
-      }
-      if (h.chunk_pos == h.chunk_len) {
-        finish(id);  // all sent: our FIN follows the data
-        return;
-      }
-      const size_t n = host_.write(
-          id, std::string_view(h.chunk.get() + h.chunk_pos, h.chunk_len - h.chunk_pos), now());
-      bytes_out_ += n;
-      h.chunk_pos += n;
-      if (h.chunk_pos < h.chunk_len) {
-        return;  // continue on Writable
-      }
-    }
-  }
-
-  static constexpr size_t kChunkBytes = 256 * 1024;
-
   apps::StackRuntime& rt_;
   stack::Host& host_;
-  std::string dir_;
+  apps::HttpFileServer http_;
   std::unordered_map<stack::SocketId, Service> listeners_;
-  std::unordered_map<stack::SocketId, Connection> conns_;
+  std::unordered_map<stack::SocketId, Service> conns_;
   uint64_t accepted_ = 0;
   uint64_t bytes_in_ = 0;
   uint64_t bytes_out_ = 0;
@@ -400,7 +200,9 @@ int run(int argc, char** argv) {
   options.tcp.send_buffer_bytes = buffer_bytes;
 
   apps::StackRuntime runtime(options);
-  Server server(runtime, http_dir);
+  apps::HttpFileServerConfig http;
+  http.dir = http_dir;
+  Server server(runtime, http);
   if (echo_port != 0) {
     server.listen(static_cast<uint16_t>(echo_port), Service::Echo);
   }
