@@ -1,268 +1,46 @@
 #include "io/udp_tunnel.hh"
 
-#include <arpa/inet.h>
-#include <netinet/udp.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
-#include <algorithm>
-#include <cerrno>
-#include <charconv>
-#include <cstring>
-
-#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 namespace tinytcp::io {
-namespace {
-
-sockaddr_in to_sockaddr(const UdpEndpoint& e) {
-  sockaddr_in sa{};
-  sa.sin_family = AF_INET;
-  sa.sin_addr.s_addr = htonl(e.address);
-  sa.sin_port = htons(e.port);
-  return sa;
-}
-
-UdpEndpoint from_sockaddr(const sockaddr_in& sa) {
-  return UdpEndpoint{ntohl(sa.sin_addr.s_addr), ntohs(sa.sin_port)};
-}
-
-}  // namespace
-
-std::optional<UdpEndpoint> UdpEndpoint::parse(std::string_view text) {
-  const size_t colon = text.rfind(':');
-  if (colon == std::string_view::npos) {
-    return std::nullopt;
-  }
-  const std::string host(text.substr(0, colon));
-  const std::string_view port_text = text.substr(colon + 1);
-  in_addr addr{};
-  if (::inet_pton(AF_INET, host.c_str(), &addr) != 1) {
-    return std::nullopt;
-  }
-  unsigned port = 0;
-  const auto [end, ec] =
-      std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
-  if (ec != std::errc{} || end != port_text.data() + port_text.size() || port_text.empty() ||
-      port > 65535) {
-    return std::nullopt;
-  }
-  return UdpEndpoint{ntohl(addr.s_addr), static_cast<uint16_t>(port)};
-}
-
-std::string UdpEndpoint::to_string() const {
-  return fmt::format("{}.{}.{}.{}:{}", address >> 24, (address >> 16) & 0xff, (address >> 8) & 0xff,
-                     address & 0xff, port);
-}
-
-const char* to_string(UdpTunnelDrop drop) {
-  switch (drop) {
-    case UdpTunnelDrop::kTruncated:
-      return "truncated";
-    case UdpTunnelDrop::kReceiveError:
-      return "receive-error";
-    case UdpTunnelDrop::kNoPeer:
-      return "no-peer";
-    case UdpTunnelDrop::kTooBig:
-      return "too-big";
-    case UdpTunnelDrop::kRefused:
-      return "refused";
-    case UdpTunnelDrop::kNotOpening:
-      return "not-opening";
-    case UdpTunnelDrop::kNotPeer:
-      return "not-peer";
-    case UdpTunnelDrop::kNoBuffers:
-      return "no-buffers";
-    case UdpTunnelDrop::kNotPermitted:
-      return "not-permitted";
-    case UdpTunnelDrop::kUnreachable:
-      return "unreachable";
-    case UdpTunnelDrop::kSendError:
-      return "send-error";
-    case UdpTunnelDrop::kCount:
-      break;
-  }
-  return "unknown";
-}
 
 UdpTunnel::UdpTunnel(const UdpTunnelConfig& config)
-    : config_(config), socket_(::socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0)) {
-  if (config_.batch == 0) {
-    config_.batch = 1;
+    : adopt_peer_if_(config.adopt_peer_if), socket_(config) {
+  if (config.peer) {
+    connect(*config.peer);
   }
-  if (!socket_) {
-    throw_errno("socket(AF_INET, SOCK_DGRAM) for UDP tunnel");
-  }
-  // Bigger socket buffers absorb bursts; the kernel caps the request at
-  // net.core.[rw]mem_max, which is fine.
-  const int bytes = config_.socket_buffer_bytes;
-  static_cast<void>(::setsockopt(socket_.get(), SOL_SOCKET, SO_RCVBUF, &bytes, sizeof(bytes)));
-  static_cast<void>(::setsockopt(socket_.get(), SOL_SOCKET, SO_SNDBUF, &bytes, sizeof(bytes)));
-  const sockaddr_in local = to_sockaddr(config_.local);
-  if (::bind(socket_.get(), reinterpret_cast<const sockaddr*>(&local), sizeof(local)) < 0) {
-    throw_errno("bind UDP tunnel to " + config_.local.to_string());
-  }
-  if (config_.peer) {
-    connect(*config_.peer);
-  }
-
-  if (config_.segmentation_offload) {
-    const int on = 1;
-    // Without UDP_GRO the kernel never coalesces; GSO needs no socket option.
-    static_cast<void>(::setsockopt(socket_.get(), IPPROTO_UDP, UDP_GRO, &on, sizeof(on)));
-    gso_ = true;
-  }
-
-  const size_t n = config_.batch;
-  receive_buffer_.reset(new char[n * config_.receive_slot_bytes]);
-  receive_msgs_.resize(n);
-  receive_iovs_.resize(n);
-  receive_from_.resize(n);
-  receive_control_.resize(n);
-  send_msgs_.resize(n);
-  send_iovs_.resize(n * kMaxSegments);
-  send_control_.resize(n);
-  send_segments_.resize(n);
-  send_bytes_.resize(n);
-}
-
-UdpEndpoint UdpTunnel::local_endpoint() const {
-  sockaddr_in sa{};
-  socklen_t len = sizeof(sa);
-  if (::getsockname(socket_.get(), reinterpret_cast<sockaddr*>(&sa), &len) < 0) {
-    throw_errno("getsockname of UDP tunnel");
-  }
-  return from_sockaddr(sa);
 }
 
 void UdpTunnel::connect(const UdpEndpoint& peer) {
-  const sockaddr_in sa = to_sockaddr(peer);
-  if (::connect(socket_.get(), reinterpret_cast<const sockaddr*>(&sa), sizeof(sa)) < 0) {
-    throw_errno("connect UDP tunnel to " + peer.to_string());
-  }
+  socket_.connect(peer);
   peer_ = peer;
 }
 
-void UdpTunnel::drop(UdpTunnelDrop reason) {
-  drops_.count(reason);
-  SPDLOG_DEBUG("udp tunnel: drop ({})", to_string(reason));
+bool UdpTunnel::accept_from(const UdpEndpoint& from, std::string_view first_packet) {
+  if (!peer_) {
+    // The listening side: the first sender whose datagram may open a session
+    // becomes the peer, and from now on the kernel filters everyone else out.
+    if (adopt_peer_if_ && !adopt_peer_if_(first_packet)) {
+      socket_.count_drop(UdpDrop::kNotOpening, 1);
+      return false;
+    }
+    connect(from);
+    spdlog::info("udp tunnel: peer is {}", from.to_string());
+    return true;
+  }
+  if (from != *peer_) {
+    // Queued before connect() (which filters only what arrives later),
+    // possibly in this very batch.
+    socket_.count_drop(UdpDrop::kNotPeer, 1);
+    return false;
+  }
+  return true;
 }
 
 size_t UdpTunnel::receive_batch(const PacketHandler& on_packet, size_t max_packets) {
-  size_t handed_up = 0;
-  while (handed_up < max_packets) {
-    const size_t want = std::min(config_.batch, max_packets - handed_up);
-    for (size_t i = 0; i < want; ++i) {
-      receive_iovs_[i].iov_base = receive_buffer_.get() + i * config_.receive_slot_bytes;
-      receive_iovs_[i].iov_len = config_.receive_slot_bytes;
-      msghdr& h = receive_msgs_[i].msg_hdr;
-      h = msghdr{};
-      h.msg_iov = &receive_iovs_[i];
-      h.msg_iovlen = 1;
-      h.msg_name = &receive_from_[i];
-      h.msg_namelen = sizeof(sockaddr_in);
-      h.msg_control = receive_control_[i].bytes;
-      h.msg_controllen = sizeof(receive_control_[i].bytes);
-    }
-    const int n = ::recvmmsg(socket_.get(), receive_msgs_.data(), static_cast<unsigned>(want),
-                             MSG_DONTWAIT, nullptr);
-    if (n < 0) {
-      if (errno == EAGAIN || errno == EWOULDBLOCK) {
-        break;
-      }
-      if (errno == EINTR || errno == ECONNREFUSED || errno == EHOSTUNREACH ||
-          errno == ENETUNREACH) {
-        // An ICMP error queued by an earlier send: it consumed the error, not
-        // a datagram; the next call reads on.
-        drop(errno == ECONNREFUSED ? UdpTunnelDrop::kRefused : UdpTunnelDrop::kReceiveError);
-        continue;
-      }
-      drop(UdpTunnelDrop::kReceiveError);
-      break;
-    }
-    for (size_t i = 0; i < static_cast<size_t>(n); ++i) {
-      const mmsghdr& m = receive_msgs_[i];
-      if ((m.msg_hdr.msg_flags & MSG_TRUNC) != 0) {
-        ++stats_.receive_drops;
-        drop(UdpTunnelDrop::kTruncated);
-        continue;
-      }
-      const std::string_view data(static_cast<const char*>(receive_iovs_[i].iov_base), m.msg_len);
-      // With UDP_GRO one read may hold several datagrams of `segment` bytes
-      // (the last may be shorter); hand them up one by one.
-      size_t segment = data.size();
-      for (cmsghdr* c = CMSG_FIRSTHDR(&m.msg_hdr); c != nullptr;
-           c = CMSG_NXTHDR(const_cast<msghdr*>(&m.msg_hdr), c)) {
-        if (c->cmsg_level == IPPROTO_UDP && c->cmsg_type == UDP_GRO) {
-          int size = 0;
-          std::memcpy(&size, CMSG_DATA(c), sizeof(size));
-          if (size > 0) {
-            segment = static_cast<size_t>(size);
-          }
-        }
-      }
-      if (!peer_) {
-        // The listening side: the first sender whose datagram may open a
-        // session becomes the peer, and from now on the kernel filters
-        // everyone else out. (A GRO train comes from one sender: its first
-        // datagram decides.)
-        if (config_.adopt_peer_if && !config_.adopt_peer_if(data.substr(0, segment))) {
-          ++stats_.receive_drops;
-          drop(UdpTunnelDrop::kNotOpening);
-          continue;
-        }
-        const UdpEndpoint from = from_sockaddr(receive_from_[i]);
-        connect(from);
-        spdlog::info("udp tunnel: peer is {}", from.to_string());
-      } else if (!(from_sockaddr(receive_from_[i]) == *peer_)) {
-        // Queued before connect() (which filters only what arrives later),
-        // possibly in this very batch.
-        ++stats_.receive_drops;
-        drop(UdpTunnelDrop::kNotPeer);
-        continue;
-      }
-      if (segment < data.size()) {
-        ++coalesced_receives_;
-      }
-      size_t offset = 0;
-      do {
-        const std::string_view packet = data.substr(offset, segment);
-        offset += packet.size();
-        ++stats_.packets_received;
-        stats_.bytes_received += packet.size();
-        ++handed_up;
-        on_packet(packet);
-      } while (offset < data.size());
-    }
-    if (static_cast<size_t>(n) < want) {
-      break;  // the socket is drained; save a recvmmsg that would say EAGAIN
-    }
-  }
-  return handed_up;
-}
-
-void UdpTunnel::count_send_error(int error) {
-  ++stats_.send_drops;
-  switch (error) {
-    case ECONNREFUSED:
-      drop(UdpTunnelDrop::kRefused);
-      break;
-    case ENOBUFS:
-      drop(UdpTunnelDrop::kNoBuffers);
-      break;
-    case EPERM:
-      drop(UdpTunnelDrop::kNotPermitted);
-      break;
-    case EHOSTUNREACH:
-    case ENETUNREACH:
-      drop(UdpTunnelDrop::kUnreachable);
-      break;
-    default:
-      drop(UdpTunnelDrop::kSendError);
-      SPDLOG_DEBUG("udp tunnel: send failed: errno {}", error);
-      break;
-  }
+  return socket_.receive_batch(
+      [&on_packet](const UdpEndpoint&, std::string_view packet) { on_packet(packet); }, max_packets,
+      [this](const UdpEndpoint& from, std::string_view first) { return accept_from(from, first); });
 }
 
 void UdpTunnel::send(std::string_view packet) {
@@ -271,118 +49,10 @@ void UdpTunnel::send(std::string_view packet) {
 
 void UdpTunnel::send_batch(const std::string_view* packets, size_t count) {
   if (!peer_) {
-    stats_.send_drops += count;
-    drops_.count(UdpTunnelDrop::kNoPeer, count);
-    SPDLOG_DEBUG("udp tunnel: drop {} (no peer yet)", count);
+    socket_.count_drop(UdpDrop::kNoPeer, count, /*sending=*/true);
     return;
   }
-  size_t next = 0;
-  while (next < count) {
-    // Fill up to `batch` messages: one datagram each, or with GSO a run of
-    // equal-sized packets (a shorter one may end the run) as one message.
-    size_t messages = 0;
-    while (next < count && messages < config_.batch) {
-      const std::string_view first = packets[next];
-      if (first.size() > config_.mtu) {
-        ++next;
-        ++stats_.send_drops;
-        drop(UdpTunnelDrop::kTooBig);
-        continue;
-      }
-      size_t k = 1;
-      size_t bytes = first.size();
-      if (gso_ && !first.empty()) {
-        while (next + k < count && k < kMaxSegments) {
-          const size_t size = packets[next + k].size();
-          if (size == 0 || size > first.size() || bytes + size > kMaxSegmentedBytes) {
-            break;
-          }
-          ++k;
-          bytes += size;
-          if (size < first.size()) {
-            break;
-          }
-        }
-      }
-      iovec* iov = &send_iovs_[messages * kMaxSegments];
-      for (size_t j = 0; j < k; ++j) {
-        // sendmmsg does not write through iov_base; the API just lacks const.
-        iov[j].iov_base = const_cast<char*>(packets[next + j].data());
-        iov[j].iov_len = packets[next + j].size();
-      }
-      msghdr& h = send_msgs_[messages].msg_hdr;
-      h = msghdr{};
-      h.msg_iov = iov;
-      h.msg_iovlen = k;
-      if (k > 1) {
-        h.msg_control = send_control_[messages].bytes;
-        h.msg_controllen = CMSG_SPACE(sizeof(uint16_t));
-        cmsghdr* c = CMSG_FIRSTHDR(&h);
-        c->cmsg_level = IPPROTO_UDP;
-        c->cmsg_type = UDP_SEGMENT;
-        c->cmsg_len = CMSG_LEN(sizeof(uint16_t));
-        const auto segment = static_cast<uint16_t>(first.size());
-        std::memcpy(CMSG_DATA(c), &segment, sizeof(segment));
-      }
-      send_segments_[messages] = k;
-      send_bytes_[messages] = bytes;
-      ++messages;
-      next += k;
-    }
-    if (flush_send(messages, count - next) > 0) {
-      return;  // the send buffer is full: the rest was counted as lost
-    }
-  }
-}
-
-size_t UdpTunnel::flush_send(size_t messages, size_t unsent_after) {
-  size_t done = 0;
-  while (done < messages) {
-    const int n = ::sendmmsg(socket_.get(), send_msgs_.data() + done,
-                             static_cast<unsigned>(messages - done), MSG_DONTWAIT);
-    if (n < 0) {
-      const int error = errno;
-      if (error == EINTR) {
-        continue;
-      }
-      if (error == EAGAIN || error == EWOULDBLOCK) {
-        // The send buffer is full: everything not yet sent is lost, and trying
-        // each one would only cost a syscall apiece.
-        size_t lost = unsent_after;
-        for (size_t m = done; m < messages; ++m) {
-          lost += send_segments_[m];
-        }
-        stats_.send_drops += lost;
-        drops_.count(UdpTunnelDrop::kNoBuffers, lost);
-        SPDLOG_DEBUG("udp tunnel: send buffer full, drop {}", lost);
-        return lost;
-      }
-      const size_t k = send_segments_[done];
-      if (k > 1 &&
-          (error == EIO || error == EINVAL || error == ENOPROTOOPT || error == EOPNOTSUPP)) {
-        // This kernel or route cannot segment: this run is lost, later ones go
-        // one datagram per message.
-        gso_ = false;
-        spdlog::warn("udp tunnel: UDP segmentation offload refused ({}); sending without it",
-                     std::strerror(error));
-      }
-      // The message at `done` was refused: its datagrams are lost, the rest go on.
-      for (size_t j = 0; j < k; ++j) {
-        count_send_error(error);
-      }
-      ++done;
-      continue;
-    }
-    for (size_t m = done; m < done + static_cast<size_t>(n); ++m) {
-      if (send_segments_[m] > 1) {
-        ++segmented_sends_;
-      }
-      stats_.packets_sent += send_segments_[m];
-      stats_.bytes_sent += send_bytes_[m];
-    }
-    done += static_cast<size_t>(n);
-  }
-  return 0;
+  socket_.send_batch(packets, nullptr, count);
 }
 
 }  // namespace tinytcp::io

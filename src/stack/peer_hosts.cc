@@ -1,0 +1,259 @@
+#include "stack/peer_hosts.hh"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "wire/ipv4.hh"
+#include "wire/tcp_header.hh"
+
+namespace tinytcp::stack {
+
+namespace {
+
+// How often finished and stale embryonic peers are looked for.
+constexpr Duration kSweepInterval = std::chrono::milliseconds(250);
+
+}  // namespace
+
+std::string PeerKey::to_string() const {
+  return fmt::format("{}.{}.{}.{}:{}", address >> 24, (address >> 16) & 0xff, (address >> 8) & 0xff,
+                     address & 0xff, port);
+}
+
+const char* to_string(PeerDrop d) {
+  switch (d) {
+    case PeerDrop::BadDatagram:
+      return "bad-datagram";
+    case PeerDrop::NotForUs:
+      return "not-for-us";
+    case PeerDrop::NotSyn:
+      return "not-syn";
+    case PeerDrop::NotListening:
+      return "not-listening";
+    case PeerDrop::PeersFull:
+      return "peers-full";
+    case PeerDrop::kCount:
+      break;
+  }
+  return "unknown";
+}
+
+struct PeerHosts::Peer {
+  PeerId id = 0;
+  PeerKey key;
+  std::unique_ptr<Host> host;
+  std::vector<SocketId> listeners;
+  Instant created;
+  Instant last_datagram;
+  bool embryonic = true;
+};
+
+PeerHosts::PeerHosts(PeerHostsConfig config, Output output)
+    : config_(std::move(config)), output_(std::move(output)) {
+  if (config_.ports.empty()) {
+    throw std::invalid_argument("PeerHosts: no listening port");
+  }
+}
+
+PeerHosts::~PeerHosts() = default;
+
+bool PeerHosts::admissible(std::string_view datagram) {
+  const auto ip = wire::parse_ipv4(datagram);
+  if (!ip || ip->header.protocol != static_cast<uint8_t>(wire::IpProtocol::kTcp) ||
+      ip->header.is_fragment()) {
+    stats_.drops.count(PeerDrop::BadDatagram);
+    return false;
+  }
+  if (ip->header.dst != config_.host.address) {
+    stats_.drops.count(PeerDrop::NotForUs);
+    return false;
+  }
+  const auto tcp = wire::parse_tcp(ip->payload, ip->header.src.value, ip->header.dst.value);
+  if (!tcp) {
+    stats_.drops.count(PeerDrop::BadDatagram);
+    return false;
+  }
+  const auto& h = tcp->header;
+  if (!h.syn || h.ack || h.rst || h.fin) {
+    stats_.drops.count(PeerDrop::NotSyn);
+    return false;
+  }
+  if (std::find(config_.ports.begin(), config_.ports.end(), h.dst_port) == config_.ports.end()) {
+    stats_.drops.count(PeerDrop::NotListening);
+    return false;
+  }
+  return true;
+}
+
+PeerHosts::Peer* PeerHosts::create(const PeerKey& from, Instant now) {
+  // Room first: embryonic peers go, oldest first; completed ones never.
+  while (embryonic_count_ >= config_.max_embryonic || peers_.size() >= config_.max_peers) {
+    while (!embryonic_order_.empty()) {
+      const auto it = peers_.find(embryonic_order_.front());
+      if (it != peers_.end() && it->second->embryonic) {
+        break;
+      }
+      embryonic_order_.pop_front();  // finished or gone since
+    }
+    if (embryonic_order_.empty()) {
+      stats_.drops.count(PeerDrop::PeersFull);
+      SPDLOG_DEBUG("peers: {} refused, {} peers", from.to_string(), peers_.size());
+      return nullptr;
+    }
+    const PeerId victim = embryonic_order_.front();
+    embryonic_order_.pop_front();
+    ++stats_.embryonic_evicted;
+    erase(victim);
+  }
+  auto peer = std::make_unique<Peer>();
+  peer->id = next_id_++;
+  peer->key = from;
+  peer->created = now;
+  peer->last_datagram = now;
+  const PeerId id = peer->id;
+  peer->host = std::make_unique<Host>(
+      config_.host, [this, id, from](std::string_view datagram) { output_(id, from, datagram); });
+  for (const uint16_t port : config_.ports) {
+    const auto listener = peer->host->listen(port, config_.backlog);
+    if (!listener) {
+      throw std::invalid_argument(
+          fmt::format("PeerHosts: listen on {}: {}", port, to_string(listener.error())));
+    }
+    peer->listeners.push_back(*listener);
+  }
+  peer->host->set_event_callback([this, id](SocketId socket, SocketEvent event) {
+    if (event == SocketEvent::Acceptable) {
+      acceptable_.emplace_back(id, socket);
+    }
+  });
+  Peer* raw = peer.get();
+  by_key_.emplace(from, id);
+  peers_.emplace(id, std::move(peer));
+  embryonic_order_.push_back(id);
+  ++embryonic_count_;
+  ++stats_.peers_created;
+  if (!next_sweep_) {
+    next_sweep_ = now + kSweepInterval;
+  }
+  SPDLOG_DEBUG("peers: new peer {} ({})", from.to_string(), id);
+  return raw;
+}
+
+void PeerHosts::erase(PeerId id) {
+  const auto it = peers_.find(id);
+  if (it == peers_.end()) {
+    return;
+  }
+  if (it->second->embryonic) {
+    --embryonic_count_;
+  }
+  by_key_.erase(it->second->key);
+  peers_.erase(it);
+}
+
+void PeerHosts::update_embryonic(Peer& peer) {
+  if (peer.embryonic && peer.host->stats().connections_opened > 0) {
+    peer.embryonic = false;
+    --embryonic_count_;
+  }
+}
+
+void PeerHosts::receive(const PeerKey& from, std::string_view datagram, Instant now) {
+  Peer* peer = nullptr;
+  if (const auto it = by_key_.find(from); it != by_key_.end()) {
+    peer = peers_.at(it->second).get();
+  } else {
+    if (!admissible(datagram)) {
+      return;
+    }
+    peer = create(from, now);
+    if (peer == nullptr) {
+      return;
+    }
+  }
+  peer->last_datagram = now;
+  peer->host->receive_datagram(datagram, now);
+  update_embryonic(*peer);
+}
+
+void PeerHosts::tick(Instant now) {
+  for (auto& [id, peer] : peers_) {
+    if (const auto due = peer->host->next_deadline(); due && *due <= now) {
+      peer->host->tick(now);
+      update_embryonic(*peer);
+    }
+  }
+  if (next_sweep_ && *next_sweep_ <= now) {
+    sweep(now);
+  }
+}
+
+void PeerHosts::sweep(Instant now) {
+  std::vector<PeerId> gone;
+  for (const auto& [id, peer] : peers_) {
+    const Host& host = *peer->host;
+    if (peer->embryonic) {
+      if (now - peer->created >= config_.handshake_timeout) {
+        ++stats_.handshake_timeouts;
+        gone.push_back(id);
+      }
+    } else if (host.connection_count() == 0 && host.socket_count() == peer->listeners.size() &&
+               now - peer->last_datagram >= config_.linger) {
+      ++stats_.peers_finished;
+      gone.push_back(id);
+    }
+  }
+  for (const PeerId id : gone) {
+    SPDLOG_DEBUG("peers: forget peer {}", id);
+    erase(id);
+  }
+  next_sweep_ = peers_.empty() ? std::nullopt : std::optional<Instant>(now + kSweepInterval);
+}
+
+std::optional<Instant> PeerHosts::next_deadline() const {
+  std::optional<Instant> next = next_sweep_;
+  for (const auto& [id, peer] : peers_) {
+    if (const auto due = peer->host->next_deadline(); due && (!next || *due < *next)) {
+      next = due;
+    }
+  }
+  return next;
+}
+
+std::optional<PeerHosts::Accepted> PeerHosts::accept() {
+  while (!acceptable_.empty()) {
+    const auto [id, listener] = acceptable_.front();
+    const auto it = peers_.find(id);
+    if (it == peers_.end()) {
+      acceptable_.pop_front();
+      continue;
+    }
+    if (const auto socket = it->second->host->accept(listener)) {
+      return Accepted{id, it->second->key, *socket};  // more may wait: keep the entry
+    }
+    acceptable_.pop_front();
+  }
+  return std::nullopt;
+}
+
+Host* PeerHosts::host(PeerId peer) {
+  const auto it = peers_.find(peer);
+  return it == peers_.end() ? nullptr : it->second->host.get();
+}
+
+const PeerKey* PeerHosts::key(PeerId peer) const {
+  const auto it = peers_.find(peer);
+  return it == peers_.end() ? nullptr : &it->second->key;
+}
+
+void PeerHosts::remove(PeerId peer) {
+  if (peers_.count(peer) != 0) {
+    ++stats_.peers_removed;
+    erase(peer);
+  }
+}
+
+}  // namespace tinytcp::stack
