@@ -5,16 +5,72 @@
 
 namespace tinytcp::proto {
 
+namespace {
+
+void add_to(FileReceiver::Totals& t, const FileReceiver::FileOutcome& f) {
+  ++t.entries;
+  if (!f.ok) {
+    ++t.failed;
+  } else if (f.directory) {
+    ++t.directories;
+  } else {
+    ++t.files;
+    t.present += f.already_present ? 1 : 0;
+    t.bytes += f.size;
+  }
+  t.bytes_received += f.bytes_received;
+}
+
+}  // namespace
+
+bool FileReceiver::wants_input() const {
+  return held_input_.empty() && !output_blocked();
+}
+
 void FileReceiver::consume_output(size_t n) {
   out_pos_ += std::min(n, out_.size() - out_pos_);
   if (out_pos_ == out_.size()) {
     out_.clear();
     out_pos_ = 0;
   }
+  // Room again: parse what was held back (parse() holds the rest again if
+  // the replies fill the output past its bound).
+  while (!held_input_.empty() && !output_blocked()) {
+    const std::string held = std::move(held_input_);
+    held_input_.clear();
+    parse(held);
+  }
 }
 
 void FileReceiver::on_input(std::string_view data) {
+  if (!held_input_.empty() || output_blocked()) {
+    hold(data);
+    return;
+  }
+  parse(data);
+}
+
+void FileReceiver::hold(std::string_view data) {
+  if (state_ == State::Failed || state_ == State::Closed || data.empty()) {
+    return;
+  }
+  if (data.size() >
+      policy_.max_held_input_bytes - std::min(policy_.max_held_input_bytes, held_input_.size())) {
+    held_input_.clear();
+    fail(fmt::format(
+        "the sender keeps sending while our replies cannot leave (over {} bytes held back)",
+        policy_.max_held_input_bytes));
+    return;
+  }
+  held_input_.append(data);
+}
+
+void FileReceiver::parse(std::string_view data) {
   while (!data.empty()) {
+    if (state_ == State::Failed || state_ == State::Closed) {
+      held_input_.clear();
+      return;  // nothing more is expected: ignore, never buffer
+    }
     if (state_ == State::Receiving) {
       const uint64_t want = offer_.size - position_;
       const auto chunk = data.substr(0, static_cast<size_t>(std::min<uint64_t>(want, data.size())));
@@ -32,8 +88,9 @@ void FileReceiver::on_input(std::string_view data) {
       }
       continue;
     }
-    if (state_ == State::Failed || state_ == State::Closed) {
-      return;  // nothing more is expected: ignore, never buffer
+    if (output_blocked()) {
+      hold(data);  // back-pressure: no more replies until these leave
+      return;
     }
     const size_t used = decoder_.feed(data);
     data.remove_prefix(used);
@@ -47,6 +104,24 @@ void FileReceiver::on_input(std::string_view data) {
       return;
     }
   }
+}
+
+FileReceiver::Totals FileReceiver::totals() const {
+  Totals t = dropped_totals_;
+  for (const auto& f : files_) {
+    add_to(t, f);
+  }
+  return t;
+}
+
+void FileReceiver::add_record(FileOutcome outcome) {
+  if (files_.size() >= std::max<size_t>(policy_.max_records, 1)) {
+    // The oldest is finished (only the newest record is ever in progress).
+    add_to(dropped_totals_, files_.front());
+    files_.erase(files_.begin());
+    ++records_dropped_;
+  }
+  files_.push_back(std::move(outcome));
 }
 
 void FileReceiver::on_message(const Message& m) {
@@ -67,25 +142,40 @@ void FileReceiver::on_message(const Message& m) {
 }
 
 void FileReceiver::on_offer(const Offer& offer) {
-  offer_ = offer;
+  ++offers_;
   confirming_ = false;
+  const bool safe = is_safe_path(offer.name);
   FileOutcome outcome;
-  outcome.name = offer.name;
+  // Checked before it is kept: a name that is no safe path (up to a whole
+  // frame of it) is kept only cut short.
+  outcome.name = safe || offer.name.size() <= kMaxRecordedBadName
+                     ? offer.name
+                     : offer.name.substr(0, kMaxRecordedBadName) + "...";
   outcome.size = offer.size;
   outcome.directory = is_directory_path(offer.name);
-  files_.push_back(outcome);
+  add_record(std::move(outcome));
+  offer_.version = offer.version;
+  offer_.size = offer.size;
+  offer_.file_id = offer.file_id;
+  offer_.name = safe ? offer.name : std::string();
+  if (offers_ > policy_.max_files) {
+    reject(RejectReason::TooLarge,
+           fmt::format("session limit: at most {} entries per session", policy_.max_files));
+    fail(fmt::format("gave up the session: more than {} entries offered", policy_.max_files));
+    return;
+  }
   if (offer.version != kVersion) {
     reject(RejectReason::BadVersion,
            fmt::format("version {} (we speak {})", offer.version, kVersion));
     return;
   }
-  if (!is_safe_path(offer.name)) {
+  if (!safe) {
     reject(RejectReason::BadName,
            "paths must be relative, '/'-separated, without empty, '.' or '..' components, "
            "backslashes or control characters, and within the length and depth limits");
     return;
   }
-  if (outcome.directory) {
+  if (files_.back().directory) {
     on_directory(offer);
     return;
   }
@@ -110,14 +200,29 @@ void FileReceiver::on_offer(const Offer& offer) {
     return;
   }
   held_ = std::min(partial->held, offer.size);
-  if (offer.size - held_ > sink_.free_space()) {
-    const uint64_t free = sink_.free_space();
+  const uint64_t need = offer.size - held_;
+  const uint64_t budget =
+      policy_.max_session_bytes - std::min(policy_.max_session_bytes, session_bytes_);
+  if (need > budget) {
     if (held_ == 0) {
       sink_.discard();  // the partial file open() just created: nothing to resume from
     }
-    reject(RejectReason::NoSpace,
-           fmt::format("{} bytes needed, {} free", offer.size - held_, free));
+    reject(RejectReason::TooLarge,
+           fmt::format("session limit: {} bytes needed, {} of {} per session left", need, budget,
+                       policy_.max_session_bytes));
     return;
+  }
+  // UINT64_MAX: the file system has no size to check against.
+  if (const uint64_t free = sink_.free_space(); free != UINT64_MAX) {
+    const uint64_t usable = free - std::min(free, policy_.free_space_reserve);
+    if (need > usable) {
+      if (held_ == 0) {
+        sink_.discard();
+      }
+      reject(RejectReason::NoSpace, fmt::format("{} bytes needed, {} free ({} kept in reserve)",
+                                                need, free, policy_.free_space_reserve));
+      return;
+    }
   }
   hash_.finish();  // start over
   if (held_ > 0) {
@@ -137,6 +242,7 @@ void FileReceiver::on_offer(const Offer& offer) {
       return;
     }
   }
+  session_bytes_ += offer.size - held_;
   Accept accept;
   accept.resume_offset = held_;
   accept.prefix_sha256 = held_ > 0 ? hash_.peek() : Sha256Digest{};
@@ -155,6 +261,7 @@ void FileReceiver::on_directory(const Offer& offer) {
     return;
   }
   files_.back().ok = true;
+  took();
   Result result;
   result.status = ResultStatus::Ok;
   encode(result, out_);
@@ -163,23 +270,19 @@ void FileReceiver::on_directory(const Offer& offer) {
 void FileReceiver::offer_existing(const Offer& offer) {
   // Never replaced without `force`. If it has the offered size, the sender
   // may confirm it is the same file (a directory sent again after an
-  // interruption skips what already arrived); otherwise it is refused.
+  // interruption skips what already arrived); otherwise it is refused. The
+  // ACCEPT does not carry the file's SHA-256: any sender could learn it.
+  // The sender proves it has the same bytes with its TRAILER instead, and
+  // only then is the file read and hashed.
   const auto size = sink_.existing_size(offer.name);
   if (!size || *size != offer.size) {
     reject(RejectReason::Exists, offer.name);
     return;
   }
-  const auto hashed = sink_.hash_existing(offer.name);
-  if (!hashed) {
-    reject(RejectReason::Exists, offer.name);
-    return;
-  }
   confirming_ = true;
-  existing_sha256_ = *hashed;
   held_ = offer.size;
   Accept accept;
   accept.resume_offset = offer.size;
-  accept.prefix_sha256 = *hashed;
   accept.existing = true;
   encode(accept, out_);
   state_ = State::AwaitStart;
@@ -190,6 +293,7 @@ void FileReceiver::on_decline() {
       confirming_ ? fmt::format("refused: {}: {}", to_string(RejectReason::Exists), offer_.name)
                   : std::string("declined by the sender");
   state_ = State::AwaitOffer;
+  refused();
 }
 
 void FileReceiver::on_start(const Start& start) {
@@ -208,7 +312,14 @@ void FileReceiver::on_start(const Start& start) {
     return;
   }
   if (start.offset < held_) {
-    // The sender did not recognise our bytes (or chose to restart).
+    // The sender did not recognise our bytes (or chose to restart): they
+    // come again, and count against the session's bytes.
+    session_bytes_ += held_ - start.offset;
+    if (session_bytes_ > policy_.max_session_bytes) {
+      fail(fmt::format("gave up the session: more than {} bytes per session",
+                       policy_.max_session_bytes));
+      return;
+    }
     const auto truncated = sink_.truncate(start.offset);
     if (!truncated) {
       write_error(truncated.error());
@@ -230,20 +341,32 @@ void FileReceiver::on_start(const Start& start) {
 
 void FileReceiver::on_trailer(const Trailer& trailer) {
   if (confirming_) {
-    // Nothing was written: the file in place stays as it is either way.
+    // Nothing was written: the file in place stays as it is either way. Its
+    // SHA-256 goes back only to a sender that showed it has the same bytes.
     Result result;
-    result.received_sha256 = existing_sha256_;
-    files_.back().sha256 = existing_sha256_;
-    if (trailer.sha256 == existing_sha256_) {
+    result.status = ResultStatus::Mismatch;
+    const auto hashed = sink_.hash_existing(offer_.name);
+    if (!hashed) {
+      files_.back().error =
+          fmt::format("cannot check the existing file, which was kept: {}", hashed.error());
+    } else if (trailer.sha256 == *hashed) {
       result.status = ResultStatus::Ok;
+      result.received_sha256 = *hashed;
+      files_.back().sha256 = *hashed;
       files_.back().ok = true;
       files_.back().already_present = true;
     } else {
-      result.status = ResultStatus::Mismatch;
-      files_.back().error = "differs from the existing file, which was kept";
+      files_.back().error =
+          fmt::format("refused: {}: {} (it differs from the file in place, which was kept)",
+                      to_string(RejectReason::Exists), offer_.name);
     }
     encode(result, out_);
     state_ = State::AwaitOffer;
+    if (result.status == ResultStatus::Ok) {
+      took();
+    } else {
+      refused();
+    }
     return;
   }
   const Sha256Digest got = hash_.finish();
@@ -266,12 +389,29 @@ void FileReceiver::on_trailer(const Trailer& trailer) {
   }
   encode(result, out_);
   state_ = State::AwaitOffer;
+  if (result.status == ResultStatus::Ok) {
+    took();
+  } else {
+    refused();
+  }
+}
+
+void FileReceiver::took() {
+  refusals_in_a_row_ = 0;
+}
+
+void FileReceiver::refused() {
+  if (++refusals_in_a_row_ >= policy_.max_refusals_in_a_row && state_ != State::Failed) {
+    fail(fmt::format("gave up the session: {} offers in a row were not taken (the last: {})",
+                     refusals_in_a_row_, files_.back().error));
+  }
 }
 
 void FileReceiver::reject(RejectReason reason, std::string message) {
   files_.back().error = fmt::format("refused: {}: {}", to_string(reason), message);
   encode(Reject{reason, std::move(message)}, out_);
   state_ = State::AwaitOffer;
+  refused();
 }
 
 void FileReceiver::write_error(const std::string& what) {
@@ -287,6 +427,7 @@ void FileReceiver::write_error(const std::string& what) {
 void FileReceiver::fail(std::string error) {
   SPDLOG_DEBUG("file receiver: {}", error);
   error_ = std::move(error);
+  held_input_.clear();
   if (!files_.empty() && files_.back().error.empty() && !files_.back().ok) {
     files_.back().error = error_;
   }

@@ -7,6 +7,16 @@
 // identical file already in place), writes file bytes through a FileSink while
 // hashing them, and commits the file under its final name only when the
 // SHA-256 of the whole file matches.
+//
+// The sender is untrusted (the protocol has no authentication): everything a
+// session keeps is bounded by ReceiverPolicy. The records of the offers are
+// capped (the oldest finished ones are dropped and counted in totals());
+// replies wait in a bounded output, and while it is over its bound the
+// receiver holds input back unparsed and wants_input() is false, so that a
+// sender that does not read its replies stops being read (back-pressure)
+// instead of growing the receiver; one that keeps sending anyway past a
+// second bound fails the session. A session that only produces refusals,
+// or goes past its entry or byte limits, is given up with one clear error.
 
 #include <cstdint>
 #include <optional>
@@ -23,6 +33,25 @@ namespace tinytcp::proto {
 struct ReceiverPolicy {
   bool force = false;  // overwrite an existing file
   uint64_t max_size = UINT64_MAX;
+  // Entries (files and directories, refused ones included) one session may
+  // offer; the one past it is refused and ends the session.
+  uint64_t max_files = 100'000;
+  // File bytes one session may bring (sizes offered minus what was held);
+  // a file that would go past it is refused (TooLarge).
+  uint64_t max_session_bytes = UINT64_MAX;
+  // Bytes the file system keeps free: a file is refused (NoSpace) when it
+  // would leave less.
+  uint64_t free_space_reserve = 64ull << 20;
+  // Offers refused one after another (no file or directory taken between
+  // them) before the session is given up.
+  uint32_t max_refusals_in_a_row = 100;
+  // Records of offers kept for files(); older finished ones are dropped.
+  size_t max_records = 1024;
+  // Replies waiting to be sent before input is held back (wants_input()).
+  size_t max_output_bytes = 64 * 1024;
+  // Input held back unparsed before the session fails: a sender that keeps
+  // sending while its replies cannot leave.
+  size_t max_held_input_bytes = 1 << 20;
 };
 
 class FileReceiver {
@@ -37,7 +66,7 @@ class FileReceiver {
   };
 
   struct FileOutcome {
-    std::string name;  // the offered path
+    std::string name;  // the offered path (cut short when it was not a safe path)
     bool directory = false;
     bool already_present = false;  // an identical file was in place; left untouched
     uint64_t size = 0;
@@ -48,23 +77,51 @@ class FileReceiver {
     Sha256Digest sha256{};  // of the bytes received, once the TRAILER came
   };
 
+  // What the session's records add up to, the dropped ones included.
+  struct Totals {
+    uint64_t entries = 0;      // offers
+    uint64_t files = 0;        // files stored or found already present
+    uint64_t present = 0;      // of those, already present
+    uint64_t directories = 0;  // directory entries made
+    uint64_t failed = 0;       // offers not taken (refused, mismatch, interrupted)
+    uint64_t bytes = 0;        // sizes of the files stored or present
+    uint64_t bytes_received = 0;
+  };
+
+  // A name that cannot be a safe path is kept only this long in its record.
+  static constexpr size_t kMaxRecordedBadName = 256;
+
   // `hash` (not owned, outliving the receiver) computes the files' SHA-256;
   // null: an InlineContentHash of its own.
   FileReceiver(FileSink& sink, ReceiverPolicy policy, ContentHash* hash = nullptr)
       : sink_(sink), policy_(policy), hash_(hash != nullptr ? *hash : inline_hash_) {}
 
+  // Takes every byte; what cannot be parsed now (output over its bound) is
+  // held and parsed as consume_output() makes room.
   void on_input(std::string_view data);
+  // False while replies wait past ReceiverPolicy::max_output_bytes or input
+  // is held back: the driver should stop reading the stream until it is true
+  // again (after consume_output()).
+  bool wants_input() const;
   std::string_view output() const { return std::string_view(out_).substr(out_pos_); }
   void consume_output(size_t n);
 
   State state() const { return state_; }
   const std::string& error() const { return error_; }
-  // One entry per file offered in this session, in order.
+  // The records of the offers of this session, in order; at most
+  // ReceiverPolicy::max_records (the oldest are dropped first).
   const std::vector<FileOutcome>& files() const { return files_; }
+  // Records dropped from the front of files().
+  uint64_t records_dropped() const { return records_dropped_; }
+  Totals totals() const;
   // Bytes of the current file received so far (for progress).
   uint64_t position() const { return position_; }
 
  private:
+  void parse(std::string_view data);
+  bool output_blocked() const { return out_.size() - out_pos_ > policy_.max_output_bytes; }
+  void hold(std::string_view data);
+  void add_record(FileOutcome outcome);
   void on_message(const Message& m);
   void on_offer(const Offer& offer);
   void on_start(const Start& start);
@@ -72,6 +129,8 @@ class FileReceiver {
   void on_decline();
   void on_directory(const Offer& offer);
   void offer_existing(const Offer& offer);
+  void took();  // an offer was taken: the run of refusals ends
+  void refused();
   void reject(RejectReason reason, std::string message);
   void write_error(const std::string& what);
   void fail(std::string error);
@@ -83,15 +142,20 @@ class FileReceiver {
   FrameDecoder decoder_;
   std::string out_;
   size_t out_pos_ = 0;
+  std::string held_input_;  // not parsed yet: output was over its bound
 
   Offer offer_;
   uint64_t held_ = 0;
   bool confirming_ = false;  // the offer is for the existing file below
-  Sha256Digest existing_sha256_{};
   uint64_t position_ = 0;
+  uint64_t offers_ = 0;
+  uint64_t session_bytes_ = 0;  // file bytes this session was allowed to bring
+  uint32_t refusals_in_a_row_ = 0;
   InlineContentHash inline_hash_;
   ContentHash& hash_;
   std::vector<FileOutcome> files_;
+  uint64_t records_dropped_ = 0;
+  Totals dropped_totals_;
 };
 
 }  // namespace tinytcp::proto

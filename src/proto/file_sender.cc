@@ -16,6 +16,7 @@ void FileSender::offer(FileSource& source, std::string name, const Sha256Digest&
   }
   source_ = &source;
   directory_ = false;
+  confirming_ = false;
   confirm_identical_ = confirm_identical;
   size_ = source.size();
   position_ = 0;
@@ -35,6 +36,7 @@ void FileSender::offer_directory(std::string path) {
   }
   source_ = nullptr;
   directory_ = true;
+  confirming_ = false;
   size_ = 0;
   position_ = 0;
   outcome_ = Outcome{};
@@ -139,9 +141,28 @@ void FileSender::on_message(const Message& m) {
   if (const auto* result = std::get_if<Result>(&m);
       result && (state_ == State::AwaitResult || state_ == State::Sending)) {
     outcome_.result = result->status;
+    if (result->status == ResultStatus::Ok && state_ == State::AwaitResult &&
+        result->received_sha256 != outcome_.sha256) {
+      // "Ok" for bytes that are not ours: the file is not verified.
+      outcome_.result = ResultStatus::Mismatch;
+      outcome_.ok = false;
+      outcome_.already_present = false;
+      outcome_.error =
+          fmt::format("receiver reports ok but for SHA-256 {}, not the {} we sent: not verified",
+                      to_hex(result->received_sha256), to_hex(outcome_.sha256));
+      state_ = State::Idle;
+      return;
+    }
     if (result->status == ResultStatus::Ok && state_ == State::AwaitResult) {
       outcome_.ok = true;
       state_ = State::Idle;
+      return;
+    }
+    if (result->status == ResultStatus::Mismatch && state_ == State::AwaitResult && confirming_) {
+      // The file in place is not ours (the receiver compared our TRAILER).
+      outcome_.already_present = false;
+      refuse(RejectReason::Exists, fmt::format("receiver refused the file: {} (and it differs)",
+                                               to_string(RejectReason::Exists)));
       return;
     }
     if (result->status == ResultStatus::Mismatch && state_ == State::AwaitResult) {
@@ -189,12 +210,17 @@ void FileSender::on_accept(const Accept& accept) {
       prefix.update(std::string_view(buf).substr(0, *got));
       at += *got;
     }
-    if (readable && prefix.peek() == accept.prefix_sha256) {
+    // An existing file's ACCEPT carries no digest (the receiver does not
+    // tell it to any sender): confirm it blind, with the TRAILER of our
+    // whole file, and let the receiver compare.
+    const bool blind = accept.existing && accept.prefix_sha256 == Sha256Digest{};
+    if (readable && (blind || prefix.peek() == accept.prefix_sha256)) {
       offset = accept.resume_offset;
     } else {
       hash_.finish();  // restart from 0
     }
   }
+  confirming_ = accept.existing;
   if (accept.existing) {
     if (offset != size_) {
       // Another file of the same size is in place: never replaced.

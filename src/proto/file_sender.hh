@@ -87,6 +87,7 @@ class FileSender {
   FileSource* source_ = nullptr;
   bool directory_ = false;
   bool confirm_identical_ = false;
+  bool confirming_ = false;  // the receiver has a file of this size in place
   InlineContentHash inline_hash_;
   ContentHash& hash_;  // of the file bytes [0, position_)
   uint64_t size_ = 0;
