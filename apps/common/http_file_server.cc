@@ -6,12 +6,13 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstring>
 #include <stdexcept>
-#include <system_error>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "common/http_upload.hh"
 #include "proto/http.hh"
 #include "proto/transfer_messages.hh"
 
@@ -20,43 +21,122 @@ namespace tinytcp::apps {
 namespace {
 
 constexpr size_t kChunkBytes = 256 * 1024;
+// Timeouts are checked on a coarse scan of all connections, not a timer each.
+constexpr Duration kScanInterval = std::chrono::milliseconds(250);
+
+// The path of a request target inside the served directory ("/" is
+// "index.html"), or empty when it may not name one: no "..", no
+// percent-encoding, no backslash, no hidden (".") component.
+std::string served_path(const std::string& target) {
+  std::string path = target.substr(0, target.find('?'));
+  if (path.empty() || path[0] != '/' || path.find("..") != std::string::npos ||
+      path.find('%') != std::string::npos || path.find('\\') != std::string::npos ||
+      path.find("/.") != std::string::npos) {
+    return {};
+  }
+  return path == "/" ? "index.html" : path.substr(1);
+}
+
+// Opens `path` beneath `dir` for reading: every component is opened with
+// O_NOFOLLOW (a symlink anywhere is refused), the last with O_NONBLOCK (a
+// FIFO does not block the open), and only a regular file is kept.
+io::FileDescriptor open_beneath(int dir, const std::string& path, struct stat& st) {
+  io::FileDescriptor at;
+  int current = dir;
+  size_t start = 0;
+  for (;;) {
+    const size_t slash = path.find('/', start);
+    const std::string part = path.substr(start, slash - start);
+    if (part.empty()) {
+      return {};
+    }
+    if (slash == std::string::npos) {
+      io::FileDescriptor file(::openat(current, part.c_str(),
+                                       O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
+      if (!file || ::fstat(file.get(), &st) != 0 || !S_ISREG(st.st_mode)) {
+        return {};
+      }
+      return file;
+    }
+    at.reset(::openat(current, part.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (!at) {
+      return {};
+    }
+    current = at.get();
+    start = slash + 1;
+  }
+}
 
 }  // namespace
 
 struct HttpFileServer::Connection {
+  enum class Phase { Request, Response, Linger };
+
   proto::HttpParser parser{proto::HttpParser::Kind::Request};
-  bool responded = false;
+  Phase phase = Phase::Request;
+  Instant accepted;
+  Instant last_progress;  // a byte in or out
+  Instant linger_since;
   std::string out;                // response head (and small bodies) still to write
-  int file = -1;                  // GET: the file being sent
+  io::FileDescriptor file;        // GET: the file being sent
   std::unique_ptr<char[]> chunk;  // file bytes read, [chunk_pos, chunk_len) not yet written
   size_t chunk_pos = 0;
   size_t chunk_len = 0;
   uint64_t file_offset = 0;
   uint64_t file_size = 0;
-  int upload = -1;  // PUT: the temporary file being written
-  std::string upload_tmp;
-  std::string upload_final;
-  bool upload_failed = false;
-  ~Connection() {
-    if (file >= 0) {
-      ::close(file);
-    }
-    if (upload >= 0) {
-      ::close(upload);
-      ::unlink(upload_tmp.c_str());
-    }
-  }
+  std::unique_ptr<HttpUpload> upload;  // PUT: the body on its way to the file
 };
 
 HttpFileServer::HttpFileServer(stack::Host& host, HttpFileServerConfig config)
-    : host_(host), config_(std::move(config)) {}
+    : host_(host),
+      config_(std::move(config)),
+      dir_(::open(config_.dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)) {
+  if (!dir_) {
+    throw std::runtime_error(
+        fmt::format("cannot open directory {}: {}", config_.dir, std::strerror(errno)));
+  }
+}
 
 HttpFileServer::~HttpFileServer() = default;
 
 void HttpFileServer::add(stack::SocketId id, Instant now) {
-  conns_.emplace(id, std::make_unique<Connection>());
+  if (conns_.size() >= config_.max_connections) {
+    make_room(now);
+  }
+  if (conns_.size() >= config_.max_connections) {
+    ++stats_.evicted;  // every one is past its head: the newcomer goes
+    host_.abort(id, now);
+    return;
+  }
+  if (conns_.empty()) {
+    next_scan_ = now + kScanInterval;
+  }
+  auto c = std::make_unique<Connection>();
+  c->accepted = now;
+  c->last_progress = now;
+  conns_.emplace(id, std::move(c));
   ++stats_.connections;
   on_event(id, stack::SocketEvent::Readable, now);
+}
+
+// Past max_connections the oldest connection still waiting for its request
+// head goes: a flood of half-sent requests then delays a good client by at
+// most the flood's own turnover, never locks it out.
+void HttpFileServer::make_room(Instant now) {
+  std::optional<stack::SocketId> oldest;
+  Instant when{};
+  for (const auto& [id, c] : conns_) {
+    if (!c->parser.headers_complete() && c->phase == Connection::Phase::Request &&
+        (!oldest || c->accepted < when)) {
+      oldest = id;
+      when = c->accepted;
+    }
+  }
+  if (oldest) {
+    ++stats_.evicted;
+    SPDLOG_DEBUG("http {}: evicted, still without a request head at max_connections", *oldest);
+    reset(*oldest, now);
+  }
 }
 
 void HttpFileServer::on_event(stack::SocketId id, stack::SocketEvent event, Instant now) {
@@ -71,10 +151,38 @@ void HttpFileServer::on_event(stack::SocketId id, stack::SocketEvent event, Inst
   service(id, *it->second, now);
 }
 
-void HttpFileServer::tick(Instant) {}
-
 std::optional<Instant> HttpFileServer::next_deadline() const {
-  return std::nullopt;
+  return conns_.empty() ? std::nullopt : std::optional<Instant>(next_scan_);
+}
+
+void HttpFileServer::tick(Instant now) {
+  if (now < next_scan_) {
+    return;
+  }
+  next_scan_ = now + kScanInterval;
+  std::vector<std::pair<stack::SocketId, const char*>> expired;
+  for (const auto& [id, c] : conns_) {
+    if (c->phase == Connection::Phase::Linger) {
+      if (now >= c->linger_since + config_.linger_timeout) {
+        ++stats_.linger_timeouts;
+        expired.emplace_back(id, nullptr);
+      }
+    } else if (!c->parser.headers_complete() && now >= c->accepted + config_.header_timeout) {
+      ++stats_.header_timeouts;
+      expired.emplace_back(id, "no request head within the header timeout");
+    } else if (now >= c->last_progress + config_.idle_timeout) {
+      ++stats_.idle_timeouts;
+      expired.emplace_back(id, "idle");
+    }
+  }
+  for (const auto& [id, why] : expired) {
+    if (why == nullptr) {
+      finish(id, now);  // lingered long enough: what was read is dropped, the rest resets
+    } else {
+      SPDLOG_DEBUG("http {}: reset: {}", id, why);
+      reset(id, now);
+    }
+  }
 }
 
 void HttpFileServer::finish(stack::SocketId id, Instant now) {
@@ -88,179 +196,220 @@ void HttpFileServer::reset(stack::SocketId id, Instant now) {
   conns_.erase(id);
 }
 
-void HttpFileServer::make_room(Instant) {}
-
-void HttpFileServer::respond(Connection& h, int status, const char* reason,
+void HttpFileServer::respond(Connection& c, int status, const char* reason,
                              const std::string& body) {
-  h.out = fmt::format(
+  c.out = fmt::format(
       "HTTP/1.1 {} {}\r\nContent-Length: {}\r\nContent-Type: text/plain\r\nConnection: "
       "close\r\nServer: tinytcp\r\n\r\n{}",
       status, reason, body.size(), body);
-  h.responded = true;
+  c.phase = Connection::Phase::Response;
+  c.upload.reset();  // a refused or failed upload leaves no file
 }
 
-namespace {
-
-// The file a request target names inside dir, or empty when it may not.
-std::string resolve(const std::string& dir, const std::string& target) {
-  std::string path = target.substr(0, target.find('?'));
-  if (path.empty() || path[0] != '/' || path.find("..") != std::string::npos ||
-      path.find('%') != std::string::npos || path.find('\\') != std::string::npos) {
-    return {};
+// The head is complete (its body may follow in the same segment): a PUT is
+// refused here, before any body byte, or its upload file is opened.
+void HttpFileServer::on_request_head(Connection& c) {
+  ++stats_.requests;
+  if (c.parser.method() != "PUT") {
+    return;
   }
-  if (path == "/") {
-    path = "/index.html";
+  if (!config_.allow_put) {
+    ++stats_.puts_refused;
+    respond(c, 403, "Forbidden",
+            "PUT is disabled on this server (start tt-serve with --allow-put)\n");
+    return;
   }
-  return dir + path;
+  if (c.parser.content_length() && *c.parser.content_length() > config_.max_upload_bytes) {
+    ++stats_.uploads_too_large;
+    respond(c, 413, "Content Too Large",
+            fmt::format("uploads are limited to {} bytes\n", config_.max_upload_bytes));
+    return;
+  }
+  const std::string& target = c.parser.target();
+  const std::string name = target.substr(1, target.find('?') - 1);
+  if (target.empty() || target[0] != '/' || !proto::is_safe_name(name) || name[0] == '.') {
+    ++stats_.bad_requests;
+    respond(c, 400, "Bad Request", "PUT takes /NAME: one safe name, not hidden\n");
+    return;
+  }
+  c.upload = std::make_unique<HttpUpload>(dir_.get(), name);
+  if (!c.upload->open()) {
+    ++stats_.upload_failures;
+    spdlog::warn("http: cannot create an upload file in {}: {}", config_.dir, std::strerror(errno));
+    respond(c, 500, "Internal Server Error", "could not store the upload\n");
+  }
 }
 
-}  // namespace
+void HttpFileServer::on_body(Connection& c, std::string_view body) {
+  if (!c.upload || c.phase != Connection::Phase::Request) {
+    return;  // not a PUT, or already answered: the bytes are dropped
+  }
+  if (c.upload->bytes() + body.size() > config_.max_upload_bytes) {
+    ++stats_.uploads_too_large;  // chunked: the size shows only as it arrives
+    respond(c, 413, "Content Too Large",
+            fmt::format("uploads are limited to {} bytes\n", config_.max_upload_bytes));
+    return;
+  }
+  if (!c.upload->write(body)) {
+    ++stats_.upload_failures;
+    spdlog::warn("http: cannot write an upload in {}: {}", config_.dir, std::strerror(errno));
+    respond(c, 500, "Internal Server Error", "could not store the upload\n");
+  }
+}
 
-void HttpFileServer::start_response(Connection& h) {
-  const std::string& method = h.parser.method();
+void HttpFileServer::start_response(Connection& c) {
+  const std::string& method = c.parser.method();
   if (method == "PUT") {
-    if (h.upload_failed) {
-      respond(h, 500, "Internal Server Error", "could not store the upload\n");
-      return;
-    }
-    if (h.upload >= 0 && ::fsync(h.upload) == 0 && ::close(h.upload) == 0 &&
-        ::rename(h.upload_tmp.c_str(), h.upload_final.c_str()) == 0) {
-      h.upload = -1;
-      respond(h, 201, "Created", "stored\n");
+    if (c.upload && c.upload->commit()) {
+      ++stats_.uploads;
+      respond(c, 201, "Created", "stored\n");
     } else {
-      respond(h, 500, "Internal Server Error", "could not store the upload\n");
+      ++stats_.upload_failures;
+      spdlog::warn("http: cannot store {}: {}", c.parser.target(), std::strerror(errno));
+      respond(c, 500, "Internal Server Error", "could not store the upload\n");
     }
     return;
   }
   if (method != "GET" && method != "HEAD") {
-    respond(h, 405, "Method Not Allowed", "GET, HEAD or PUT\n");
+    respond(c, 405, "Method Not Allowed",
+            config_.allow_put ? "GET, HEAD or PUT\n" : "GET or HEAD\n");
     return;
   }
-  const std::string path = resolve(config_.dir, h.parser.target());
+  const std::string path = served_path(c.parser.target());
   struct stat st {};
-  const int fd = path.empty() ? -1 : ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0 || ::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    if (fd >= 0) {
-      ::close(fd);
-    }
-    respond(h, 404, "Not Found", "not found\n");
+  io::FileDescriptor file =
+      path.empty() ? io::FileDescriptor{} : open_beneath(dir_.get(), path, st);
+  if (!file) {
+    ++stats_.not_found;
+    respond(c, 404, "Not Found", "not found\n");
     return;
   }
-  h.responded = true;
-  h.file_size = static_cast<uint64_t>(st.st_size);
-  h.out = fmt::format(
+  c.phase = Connection::Phase::Response;
+  c.file_size = static_cast<uint64_t>(st.st_size);
+  c.out = fmt::format(
       "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nContent-Type: application/octet-stream\r\n"
       "Connection: close\r\nServer: tinytcp\r\n\r\n",
-      h.file_size);
+      c.file_size);
   if (method == "GET") {
-    h.file = fd;
-  } else {
-    ::close(fd);
+    c.file = std::move(file);
   }
 }
 
-void HttpFileServer::on_request_head(Connection& h) {
-  if (h.parser.method() != "PUT" || h.upload >= 0 || h.upload_failed) {
-    return;
-  }
-  std::string name = h.parser.target().substr(1);
-  name = name.substr(0, name.find('?'));
-  if (h.parser.target().empty() || h.parser.target()[0] != '/' || !proto::is_safe_name(name)) {
-    h.upload_failed = true;
-    return;
-  }
-  h.upload_final = config_.dir + "/" + name;
-  h.upload_tmp = fmt::format("{}/.{}.upload.{}", config_.dir, name, ::getpid());
-  h.upload = ::open(h.upload_tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  h.upload_failed = h.upload < 0;
-}
-
-void HttpFileServer::read_request(stack::SocketId id, Connection& h, Instant now) {
-  for (auto v = host_.peek(id); !v.empty() && !h.responded; v = host_.peek(id)) {
-    const size_t used = h.parser.feed(v, [&](std::string_view body) {
-      if (h.upload >= 0 && !h.upload_failed) {
-        while (!body.empty()) {
-          const ssize_t n = ::write(h.upload, body.data(), body.size());
-          if (n <= 0) {
-            h.upload_failed = true;
-            break;
-          }
-          body.remove_prefix(static_cast<size_t>(n));
-        }
-      }
-    });
-    stats_.bytes_in += v.size();
-    host_.consume(id, v.size(), now);  // anything after the request is ignored
-    static_cast<void>(used);
-    if (h.parser.headers_complete()) {
-      on_request_head(h);
+// Feeds the parser only what belongs to this request: what follows it (a
+// pipelined request, a stray CRLF) stays unread until the lingering close
+// drops it.
+void HttpFileServer::read_request(stack::SocketId id, Connection& c, Instant now) {
+  while (c.phase == Connection::Phase::Request) {
+    const std::string_view v = host_.peek(id);
+    if (v.empty()) {
+      break;
     }
-    if (h.parser.failed()) {
-      respond(h, 400, "Bad Request", fmt::format("{}\n", proto::to_string(h.parser.error())));
-    } else if (h.parser.done()) {
-      start_response(h);
+    const size_t used = c.parser.feed(
+        v, [&] { on_request_head(c); }, [&](std::string_view body) { on_body(c, body); });
+    stats_.bytes_in += used;
+    host_.consume(id, used, now);
+    c.last_progress = now;
+    if (c.phase != Connection::Phase::Request) {
+      break;  // answered from the head or the body (a refusal)
+    }
+    if (c.parser.failed()) {
+      ++stats_.bad_requests;
+      respond(c, 400, "Bad Request", fmt::format("{}\n", proto::to_string(c.parser.error())));
+    } else if (c.parser.done()) {
+      start_response(c);
+    } else if (used < v.size()) {
+      break;  // cannot happen: an unfinished parser takes everything
     }
   }
 }
 
-void HttpFileServer::linger(stack::SocketId, Connection&, Instant) {}
-
-void HttpFileServer::service(stack::SocketId id, Connection& h, Instant now) {
-  read_request(id, h, now);
-  if (!h.responded) {
+void HttpFileServer::service(stack::SocketId id, Connection& c, Instant now) {
+  read_request(id, c, now);
+  if (c.phase == Connection::Phase::Request) {
     const auto info = host_.info(id);
     if (info && info->peer_finished) {
-      finish(id, now);
+      finish(id, now);  // the client gave up before its request was whole
     }
     return;
   }
-  write_response(id, h, now);
+  if (c.phase == Connection::Phase::Response && !write_response(id, c, now)) {
+    return;
+  }
+  if (c.phase == Connection::Phase::Linger) {
+    linger(id, c, now);
+  }
 }
 
-// The head (or a small body) from h.out, then the file in chunks read
-// straight into a reused buffer, as much as the send buffer takes. False
-// when the connection is gone.
-bool HttpFileServer::write_response(stack::SocketId id, Connection& h, Instant now) {
-  while (!h.out.empty()) {
-    const size_t n = host_.write(id, h.out, now);
-    stats_.bytes_out += n;
-    h.out.erase(0, n);
+// The head (or a small body) from c.out, then the file in chunks read
+// straight into a reused buffer, as much as the send buffer takes; once all
+// of it is queued, our FIN follows and the connection lingers. False when
+// the connection is gone.
+bool HttpFileServer::write_response(stack::SocketId id, Connection& c, Instant now) {
+  while (!c.out.empty()) {
+    const size_t n = host_.write(id, c.out, now);
     if (n == 0) {
       return true;  // send buffer full: continue on Writable
     }
+    stats_.bytes_out += n;
+    c.out.erase(0, n);
+    c.last_progress = now;
   }
   for (;;) {
-    if (h.chunk_pos == h.chunk_len && h.file >= 0 && h.file_offset < h.file_size) {
+    if (c.chunk_pos == c.chunk_len && c.file && c.file_offset < c.file_size) {
       const auto info = host_.info(id);
       const uint64_t room = info ? info->writable_bytes : 0;
       if (room == 0) {
         return true;
       }
-      if (!h.chunk) {
-        h.chunk = std::make_unique<char[]>(kChunkBytes);
+      if (!c.chunk) {
+        c.chunk = std::make_unique<char[]>(kChunkBytes);
       }
       const auto want =
-          static_cast<size_t>(std::min<uint64_t>({room, kChunkBytes, h.file_size - h.file_offset}));
-      const ssize_t n = ::pread(h.file, h.chunk.get(), want, static_cast<off_t>(h.file_offset));
+          static_cast<size_t>(std::min<uint64_t>({room, kChunkBytes, c.file_size - c.file_offset}));
+      const ssize_t n =
+          ::pread(c.file.get(), c.chunk.get(), want, static_cast<off_t>(c.file_offset));
       if (n <= 0) {
-        reset(id, now);
+        reset(id, now);  // the file shrank or failed: the response cannot be finished
         return false;
       }
-      h.chunk_pos = 0;
-      h.chunk_len = static_cast<size_t>(n);
-      h.file_offset += static_cast<uint64_t>(n);
+      c.chunk_pos = 0;
+      c.chunk_len = static_cast<size_t>(n);
+      c.file_offset += static_cast<uint64_t>(n);
     }
-    if (h.chunk_pos == h.chunk_len) {
-      finish(id, now);  // all sent: our FIN follows the data
-      return false;
+    if (c.chunk_pos == c.chunk_len) {
+      break;
     }
     const size_t n = host_.write(
-        id, std::string_view(h.chunk.get() + h.chunk_pos, h.chunk_len - h.chunk_pos), now);
+        id, std::string_view(c.chunk.get() + c.chunk_pos, c.chunk_len - c.chunk_pos), now);
     stats_.bytes_out += n;
-    h.chunk_pos += n;
-    if (h.chunk_pos < h.chunk_len) {
+    c.chunk_pos += n;
+    if (n > 0) {
+      c.last_progress = now;
+    }
+    if (c.chunk_pos < c.chunk_len) {
       return true;  // continue on Writable
     }
+  }
+  // All queued. Closing now with unread input would reset the connection and
+  // throw the queued response away: shut down writing instead and linger.
+  c.file.reset();
+  c.chunk.reset();
+  c.phase = Connection::Phase::Linger;
+  c.linger_since = now;
+  ++stats_.lingering_closes;
+  host_.shutdown_write(id, now);
+  return true;
+}
+
+// After the response: read and drop whatever the client still sends until
+// its FIN (then close, gracefully) or linger_timeout (tick()).
+void HttpFileServer::linger(stack::SocketId id, Connection&, Instant now) {
+  for (auto v = host_.peek(id); !v.empty(); v = host_.peek(id)) {
+    host_.consume(id, v.size(), now);
+  }
+  const auto info = host_.info(id);
+  if (!info || info->peer_finished) {
+    finish(id, now);
   }
 }
 

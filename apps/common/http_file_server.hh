@@ -21,13 +21,15 @@
 // reading, so a request cannot block the loop).
 //
 // Sans-I/O as far as time goes: every call takes `now`, next_deadline() says
-// when tick() is due. It does file I/O (open, pread, write) on the caller's
-// thread.
+// when tick() is due (a scan of all connections every 250 ms while there are
+// any, so timeouts fire up to that much late). It does file I/O (open, pread,
+// write, fsync) on the caller's thread: a slow disk stalls every connection.
 
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 
 #include "io/file_descriptor.hh"
@@ -92,6 +94,7 @@ class HttpFileServer {
   bool write_response(stack::SocketId id, Connection& c, Instant now);
   void linger(stack::SocketId id, Connection& c, Instant now);
   void on_request_head(Connection& c);
+  void on_body(Connection& c, std::string_view body);
   void start_response(Connection& c);
   void respond(Connection& c, int status, const char* reason, const std::string& body);
   void finish(stack::SocketId id, Instant now);
@@ -100,9 +103,10 @@ class HttpFileServer {
 
   stack::Host& host_;
   HttpFileServerConfig config_;
-  io::FileDescriptor dir_;  // O_PATH of config_.dir
+  io::FileDescriptor dir_;  // config_.dir, opened once: requests resolve beneath it
   std::unordered_map<stack::SocketId, std::unique_ptr<Connection>> conns_;
   HttpFileServerStats stats_;
+  Instant next_scan_;  // of every connection's timeouts
 };
 
 }  // namespace tinytcp::apps

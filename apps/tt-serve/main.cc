@@ -1,11 +1,13 @@
 // tt-serve: servers on tinytcp's own stack that kernel clients can reach.
 //
-//   tt-serve --dev tun144 [--echo PORT] [--discard PORT] [--http DIR [--http-port PORT]]
+//   tt-serve --dev tun144 [--echo PORT] [--discard PORT] [--http DIR [--http-port PORT]
+//            [--allow-put] [--max-upload BYTES] [--header-timeout S] [--idle-timeout S]]
 //
 // echo: every byte back, close when the peer closes. discard: read and drop.
-// http: HTTP/1.1 GET and HEAD of the files in DIR, and PUT /NAME to store a
-// file there (written to a temporary file, fsynced, renamed), one request per
-// connection. Runs until SIGINT or SIGTERM, then prints a one-line summary.
+// http: HTTP/1.1 GET and HEAD of the regular files in DIR, and with
+// --allow-put PUT /NAME to store a file there, one request per connection
+// (apps/common/http_file_server.hh: limits and timeouts). Runs until SIGINT or
+// SIGTERM, then prints a summary.
 
 #include <csignal>
 #include <cstdio>
@@ -32,6 +34,10 @@ void on_signal(int) {
 }
 
 enum class Service { Echo, Discard, Http };
+
+Duration seconds(double s) {
+  return std::chrono::duration_cast<Duration>(std::chrono::duration<double>(s));
+}
 
 class Server {
  public:
@@ -166,9 +172,35 @@ int run(int argc, char** argv) {
   app.add_option("--impair-out", options.impair_out, "Impairment of what we send only");
   app.add_option("--echo", echo_port, "Echo server port")->check(CLI::Range(1, 65535));
   app.add_option("--discard", discard_port, "Discard server port")->check(CLI::Range(1, 65535));
-  app.add_option("--http", http_dir, "Serve (and accept PUTs into) this directory")
+  app.add_option("--http", http_dir, "Serve the regular files of this directory over HTTP")
       ->check(CLI::ExistingDirectory);
   app.add_option("--http-port", http_port, "HTTP port")->check(CLI::Range(1, 65535));
+  apps::HttpFileServerConfig http;
+  app.add_flag("--allow-put", http.allow_put,
+               "Accept PUT /NAME into the --http directory (anyone who reaches the port can "
+               "write there: there is no authentication)");
+  app.add_option("--max-upload", http.max_upload_bytes, "Largest PUT body, bytes")
+      ->capture_default_str();
+  double header_timeout = to_seconds(http.header_timeout);
+  double idle_timeout = to_seconds(http.idle_timeout);
+  double linger_timeout = to_seconds(http.linger_timeout);
+  app.add_option("--header-timeout", header_timeout,
+                 "Seconds from accept to a complete request head, else reset")
+      ->check(CLI::Range(0.1, 3600.0))
+      ->capture_default_str();
+  app.add_option("--idle-timeout", idle_timeout,
+                 "Seconds without a byte in or out before an HTTP connection is reset")
+      ->check(CLI::Range(0.1, 86400.0))
+      ->capture_default_str();
+  app.add_option("--linger-timeout", linger_timeout,
+                 "Seconds to wait for the client's FIN after a response (lingering close)")
+      ->check(CLI::Range(0.0, 600.0))
+      ->capture_default_str();
+  app.add_option("--max-connections", http.max_connections,
+                 "HTTP connections at once; past it the oldest one without a request head is "
+                 "reset")
+      ->check(CLI::Range(size_t{1}, size_t{4000}))
+      ->capture_default_str();
   app.add_option("--buffer", buffer_bytes, "Send and receive buffer per connection, bytes")
       ->check(CLI::Range(uint64_t{4096}, uint64_t{256} << 20))
       ->capture_default_str();
@@ -200,9 +232,13 @@ int run(int argc, char** argv) {
   options.tcp.send_buffer_bytes = buffer_bytes;
 
   apps::StackRuntime runtime(options);
-  apps::HttpFileServerConfig http;
   http.dir = http_dir;
+  http.header_timeout = seconds(header_timeout);
+  http.idle_timeout = seconds(idle_timeout);
+  http.linger_timeout = seconds(linger_timeout);
   Server server(runtime, http);
+  runtime.loop().add_deadline_source([&] { return server.http().next_deadline(); },
+                                     [&](Instant now) { server.http().tick(now); });
   if (echo_port != 0) {
     server.listen(static_cast<uint16_t>(echo_port), Service::Echo);
   }
@@ -220,7 +256,9 @@ int run(int argc, char** argv) {
   spdlog::info("serving on {} ({}){}{}{}", fmt::format("{}", runtime.host().config().address),
                options.dev, echo_port ? fmt::format(", echo :{}", echo_port) : "",
                discard_port ? fmt::format(", discard :{}", discard_port) : "",
-               http_dir.empty() ? "" : fmt::format(", http :{} from {}", http_port, http_dir));
+               http_dir.empty() ? ""
+                                : fmt::format(", http :{} from {} (PUT {})", http_port, http_dir,
+                                              http.allow_put ? "allowed" : "disabled"));
   const Instant start = runtime.now();
   runtime.loop().run();
   const double seconds = to_seconds(runtime.now() - start);
@@ -248,6 +286,25 @@ int run(int argc, char** argv) {
       static_cast<unsigned long long>(stats.time_wait_entered),
       static_cast<unsigned long long>(stats.time_wait_overflow),
       static_cast<unsigned long long>(stats.time_wait_reused));
+  if (!http_dir.empty()) {
+    const auto& h = server.http().stats();
+    std::printf(
+        "tt-serve: http: %llu requests, %llu uploads, %llu not found, %llu bad requests, %llu PUTs "
+        "refused (no --allow-put), %llu uploads too large, %llu upload failures; reset %llu at the "
+        "header timeout, %llu idle, %llu evicted at --max-connections; %llu lingering closes "
+        "(%llu timed out)\n",
+        static_cast<unsigned long long>(h.requests), static_cast<unsigned long long>(h.uploads),
+        static_cast<unsigned long long>(h.not_found),
+        static_cast<unsigned long long>(h.bad_requests),
+        static_cast<unsigned long long>(h.puts_refused),
+        static_cast<unsigned long long>(h.uploads_too_large),
+        static_cast<unsigned long long>(h.upload_failures),
+        static_cast<unsigned long long>(h.header_timeouts),
+        static_cast<unsigned long long>(h.idle_timeouts),
+        static_cast<unsigned long long>(h.evicted),
+        static_cast<unsigned long long>(h.lingering_closes),
+        static_cast<unsigned long long>(h.linger_timeouts));
+  }
   const auto& loop = runtime.loop().stats();
   const auto& rt = runtime.stats();
   const auto& dev = runtime.device().stats();

@@ -178,6 +178,10 @@ size_t HttpParser::take_line(std::string_view data, std::optional<std::string>& 
 }
 
 size_t HttpParser::feed(std::string_view data, const BodySink& on_body) {
+  return feed(data, HeadSink{}, on_body);
+}
+
+size_t HttpParser::feed(std::string_view data, const HeadSink& on_head, const BodySink& on_body) {
   size_t used = 0;
   while (used < data.size() && state_ != State::Done && state_ != State::Error) {
     const std::string_view rest = data.substr(used);
@@ -200,6 +204,9 @@ size_t HttpParser::feed(std::string_view data, const BodySink& on_body) {
         } else if (state_ == State::Headers) {
           if (line->empty()) {
             on_headers_done();
+            if (state_ != State::Error && on_head) {
+              on_head();
+            }
           } else {
             on_header_line(*line);
           }

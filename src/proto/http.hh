@@ -58,6 +58,7 @@ class HttpParser {
 
   enum class Kind { Request, Response };
   using BodySink = std::function<void(std::string_view)>;
+  using HeadSink = std::function<void()>;
 
   // `head_request`: a response to HEAD has no body whatever its headers say.
   explicit HttpParser(Kind kind, bool head_request = false)
@@ -67,6 +68,11 @@ class HttpParser {
   // bytes used: fewer than given once the message is complete (the rest
   // belongs to the next message) or on error.
   size_t feed(std::string_view data, const BodySink& on_body);
+  // The same, and `on_head` runs once the header section is complete, before
+  // the first body byte goes to `on_body` (even when both came in one
+  // `data`), so a server can act on the head (open the file a PUT body goes
+  // to, refuse it) first.
+  size_t feed(std::string_view data, const HeadSink& on_head, const BodySink& on_body);
   // The stream ended: completes a close-delimited body, else Truncated if
   // the message is unfinished.
   void finish();

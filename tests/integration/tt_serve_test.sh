@@ -37,7 +37,7 @@ for dev in tun144 tap10 tun144+offload; do
   kind=${base%%[0-9]*}
   ip=169.254.$n.9
   "./scripts/$kind.sh" start "$n" --netns "$ns" >/dev/null
-  ip netns exec "$ns" "$BIN/tt-serve" --dev "$dev" --echo 7 --discard 9 --http "$work/www" \
+  ip netns exec "$ns" "$BIN/tt-serve" --dev "$dev" --echo 7 --discard 9 --http "$work/www" --allow-put \
     >"$work/serve.out" 2>"$work/serve.err" &
   serve_pid=$!
   for _ in $(seq 200); do

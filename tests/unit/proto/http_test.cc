@@ -201,6 +201,32 @@ TEST(HttpParserTest, Requests) {
   }
 }
 
+// Issue 21 item 7: a server must see the head (to open the file a PUT body
+// goes to) before the first body byte, also when head and body come in one
+// piece, and at every split.
+TEST(HttpParserTest, HeadCallbackRunsBeforeTheFirstBodyByte) {
+  const std::string text = "PUT /x HTTP/1.1\r\nContent-Length: 5\r\n\r\nhello";
+  for (size_t step = 1; step <= text.size(); ++step) {
+    HttpParser parser(HttpParser::Kind::Request);
+    std::string events;
+    for (size_t at = 0; at < text.size(); at += step) {
+      parser.feed(
+          text.substr(at, step), [&] { events += "[head:" + parser.method() + "]"; },
+          [&](std::string_view b) { events.append(b); });
+    }
+    EXPECT_TRUE(parser.done());
+    EXPECT_EQ(events, "[head:PUT]hello") << "step " << step;
+  }
+  // Not for a head that fails.
+  HttpParser bad(HttpParser::Kind::Request);
+  bool called = false;
+  bad.feed(
+      "PUT /x HTTP/1.1\r\nContent-Length: x\r\n\r\n", [&] { called = true; },
+      [](std::string_view) {});
+  EXPECT_TRUE(bad.failed());
+  EXPECT_FALSE(called);
+}
+
 // --- Request smuggling (RFC 9112 §6.1, §6.3; RFC 9110 §8.6) -----------------
 //
 // A server must find the same end of a request body as any proxy in front of
