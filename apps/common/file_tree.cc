@@ -1,6 +1,10 @@
 #include "common/file_tree.hh"
 
+#include <sys/stat.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <stdexcept>
 #include <system_error>
@@ -51,11 +55,17 @@ void scan(const fs::path& dir, const std::string& prefix, TreeScan& out) {
           child.string()));
       continue;
     }
-    if (fs::is_directory(status)) {
-      out.entries.push_back(TreeEntry{path + "/", child.string(), true});
+    struct stat st {};
+    if (::lstat(child.c_str(), &st) != 0) {
+      out.errors.push_back(fmt::format("cannot stat {}: {}", child.string(), std::strerror(errno)));
+      continue;
+    }
+    const bool directory = fs::is_directory(status);
+    out.entries.push_back(TreeEntry{directory ? path + "/" : path, child.string(), directory,
+                                    static_cast<uint64_t>(st.st_dev),
+                                    static_cast<uint64_t>(st.st_ino)});
+    if (directory) {
       scan(child, path, out);
-    } else {
-      out.entries.push_back(TreeEntry{path, child.string(), false});
     }
   }
 }

@@ -18,6 +18,10 @@ struct TreeEntry {
   std::string path;    // relative, '/'-separated; a directory's ends in '/'
   std::string source;  // where to read it here
   bool directory = false;
+  // What the scan found at `source` (lstat): a file is sent only if it is
+  // still that file when it is opened (PosixFileSource's `expected`).
+  uint64_t device = 0;
+  uint64_t inode = 0;
 };
 
 struct TreeScan {

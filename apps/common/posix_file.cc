@@ -27,16 +27,33 @@ constexpr size_t kHashChunk = 1 << 20;
 
 }  // namespace
 
-PosixFileSource::PosixFileSource(const std::string& path) {
-  fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+PosixFileSource::PosixFileSource(const std::string& path, std::optional<FileIdentity> expected) {
+  // O_NONBLOCK: a FIFO swapped in after the scan must not block the open
+  // (it is refused below); regular files ignore the flag.
+  const int flags =
+      expected ? O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK : O_RDONLY | O_CLOEXEC;
+  fd_ = ::open(path.c_str(), flags);
   if (fd_ < 0) {
-    throw std::runtime_error(fmt::format("cannot open {}: {}", path, errno_text(errno)));
+    const int error = errno;
+    if (expected && error == ELOOP) {
+      throw std::runtime_error(
+          fmt::format("{} became a symlink after the tree was scanned: not followed", path));
+    }
+    throw std::runtime_error(fmt::format("cannot open {}: {}", path, errno_text(error)));
   }
   struct stat st {};
   if (::fstat(fd_, &st) != 0) {
     const int error = errno;
     ::close(fd_);
     throw std::runtime_error(fmt::format("cannot stat {}: {}", path, errno_text(error)));
+  }
+  if (expected && (static_cast<uint64_t>(st.st_dev) != expected->device ||
+                   static_cast<uint64_t>(st.st_ino) != expected->inode)) {
+    ::close(fd_);
+    throw std::runtime_error(fmt::format(
+        "{} is not the file the tree scan found (replaced since, or a directory above it was): "
+        "not sent",
+        path));
   }
   if (!S_ISREG(st.st_mode)) {
     ::close(fd_);

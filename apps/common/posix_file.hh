@@ -41,10 +41,21 @@
 
 namespace tinytcp::apps {
 
+// Which file a path named when it was looked at (lstat's st_dev, st_ino).
+struct FileIdentity {
+  uint64_t device = 0;
+  uint64_t inode = 0;
+};
+
 class PosixFileSource : public proto::FileSource {
  public:
-  // Throws std::runtime_error ("cannot open PATH: reason") on failure.
-  explicit PosixFileSource(const std::string& path);
+  // Throws std::runtime_error ("cannot open PATH: reason") on failure. With
+  // `expected` (a file a tree scan found), the last component is not
+  // followed if it is now a symlink (O_NOFOLLOW), and the file opened must
+  // be the one scanned: a file swapped for a symlink or another file after
+  // the scan (a directory above it included) is refused, never sent.
+  explicit PosixFileSource(const std::string& path,
+                           std::optional<FileIdentity> expected = std::nullopt);
   ~PosixFileSource() override;
   PosixFileSource(const PosixFileSource&) = delete;
   PosixFileSource& operator=(const PosixFileSource&) = delete;

@@ -28,6 +28,7 @@
 #include "common/transfer_driver.hh"
 #include "proto/file_sender.hh"
 #include "util/logging.hh"
+#include "util/printable.hh"
 
 namespace {
 
@@ -35,9 +36,17 @@ using namespace tinytcp;
 
 enum Exit { kOk = 0, kLocal = 1, kRefused = 3, kMismatch = 4, kUnreachable = 5, kWriteError = 6 };
 
+// Names (ours, or a REJECT text from the receiver) are printed escaped:
+// never a raw control character to the terminal (util/printable.hh).
 int fail(int code, const std::string& message) {
-  std::fprintf(stderr, "file-send: %s\n", message.c_str());
+  std::fprintf(stderr, "file-send: %s\n", printable(message).c_str());
   return code;
+}
+
+// JSON that cannot throw on a name: names go in through printable() (valid
+// UTF-8), and anything else invalid is replaced, not an exception.
+std::string dump(const nlohmann::json& j) {
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 struct SendContext {
@@ -86,10 +95,10 @@ int send_tree(SendContext& ctx, const apps::TreeScan& tree) {
     }
   };
   for (const auto& line : tree.skipped) {
-    std::fprintf(stderr, "file-send: warning: %s\n", line.c_str());
+    std::fprintf(stderr, "file-send: warning: %s\n", printable(line).c_str());
   }
   for (const auto& line : tree.errors) {
-    std::fprintf(stderr, "file-send: %s\n", line.c_str());
+    std::fprintf(stderr, "file-send: %s\n", printable(line).c_str());
     record(kLocal);
   }
   apps::ThreadedContentHash hash;  // SHA-256 beside the event loop
@@ -103,11 +112,15 @@ int send_tree(SendContext& ctx, const apps::TreeScan& tree) {
       sender.offer_directory(entry.path);
     } else {
       try {
-        source = std::make_unique<apps::PosixFileSource>(entry.source);
+        // Only the file the scan found: not a symlink or another file
+        // swapped in since.
+        source = std::make_unique<apps::PosixFileSource>(
+            entry.source, apps::FileIdentity{entry.device, entry.inode});
         const auto id = source->file_id();
         sender.offer(*source, entry.path, id, /*confirm_identical=*/true);
       } catch (const std::exception& e) {
-        std::fprintf(stderr, "file-send: %s: %s\n", entry.path.c_str(), e.what());
+        std::fprintf(stderr, "file-send: %s: %s\n", printable(entry.path).c_str(),
+                     printable(e.what()).c_str());
         record(kLocal);
         ++failed;
         continue;
@@ -128,21 +141,21 @@ int send_tree(SendContext& ctx, const apps::TreeScan& tree) {
       bytes_total += sender.file_size();
       if (ctx.json) {
         nlohmann::json j;
-        j["file"] = entry.path;
+        j["file"] = printable(entry.path);
         j["size"] = sender.file_size();
         j["resumed_from"] = outcome.resumed_from;
         j["bytes_sent"] = outcome.bytes_sent;
         j["already_present"] = outcome.already_present;
         j["sha256"] = to_hex(outcome.sha256);
         j["verified"] = true;
-        std::cout << j.dump() << "\n";
+        std::cout << dump(j) << "\n";
       } else if (outcome.already_present) {
         std::cout << fmt::format("{}: {} bytes, already present and identical (sha256={})\n",
-                                 entry.path, sender.file_size(), to_hex(outcome.sha256));
+                                 printable(entry.path), sender.file_size(), to_hex(outcome.sha256));
       } else {
         std::cout << fmt::format(
-            "{}: {} bytes, integrity verified (sha256={}){}\n", entry.path, sender.file_size(),
-            to_hex(outcome.sha256),
+            "{}: {} bytes, integrity verified (sha256={}){}\n", printable(entry.path),
+            sender.file_size(), to_hex(outcome.sha256),
             outcome.resumed_from > 0 ? fmt::format(", resumed at {}", outcome.resumed_from) : "");
       }
       std::cout << std::flush;
@@ -150,7 +163,8 @@ int send_tree(SendContext& ctx, const apps::TreeScan& tree) {
     }
     ++failed;
     if (sender.state() == proto::FileSender::State::Idle) {  // refused or mismatch: go on
-      std::fprintf(stderr, "file-send: %s: %s\n", entry.path.c_str(), outcome.error.c_str());
+      std::fprintf(stderr, "file-send: %s: %s\n", printable(entry.path).c_str(),
+                   printable(outcome.error).c_str());
       record(outcome.rejected ? kRefused : kMismatch);
       continue;
     }
@@ -158,10 +172,11 @@ int send_tree(SendContext& ctx, const apps::TreeScan& tree) {
       std::fprintf(stderr,
                    "file-send: %s: %s (the receiver keeps the partial file; retry to "
                    "resume)\n",
-                   entry.path.c_str(), outcome.error.c_str());
+                   printable(entry.path).c_str(), printable(outcome.error).c_str());
       record(kWriteError);
     } else if (sender.state() == proto::FileSender::State::Failed) {
-      std::fprintf(stderr, "file-send: %s: %s\n", entry.path.c_str(), outcome.error.c_str());
+      std::fprintf(stderr, "file-send: %s: %s\n", printable(entry.path).c_str(),
+                   printable(outcome.error).c_str());
       record(kLocal);
     } else {
       const std::string why = pumped.result == apps::PumpResult::PeerClosed
@@ -170,7 +185,7 @@ int send_tree(SendContext& ctx, const apps::TreeScan& tree) {
       std::fprintf(stderr,
                    "file-send: %s: %s after %llu of %llu bytes; run the same command again to "
                    "resume\n",
-                   entry.path.c_str(), why.c_str(),
+                   printable(entry.path).c_str(), printable(why).c_str(),
                    static_cast<unsigned long long>(sender.position()),
                    static_cast<unsigned long long>(sender.file_size()));
       record(kUnreachable);
@@ -193,7 +208,7 @@ int send_tree(SendContext& ctx, const apps::TreeScan& tree) {
   const uint64_t skipped = tree.skipped.size();
   if (ctx.json) {
     nlohmann::json j;
-    j["directory"] = ctx.root;
+    j["directory"] = printable(ctx.root);
     j["files"] = files;
     j["already_present"] = present;
     j["directories"] = dirs;
@@ -207,13 +222,13 @@ int send_tree(SendContext& ctx, const apps::TreeScan& tree) {
     j["transport"] = ctx.transport.transport;
     j["cc"] = cc_name(ctx.transport);
     j["verified"] = status == kOk;
-    std::cout << j.dump() << "\n";
+    std::cout << dump(j) << "\n";
   } else {
     std::cout << fmt::format(
         "{}/: {} files ({} already present), {} directories, {} bytes ({} sent) in {:.3f} s, "
         "{:.1f} MB/s, {} retransmits{}{}{}\n",
-        ctx.root, files, present, dirs, bytes_total, bytes_sent, seconds, mbps, info.retransmits,
-        skipped > 0 ? fmt::format(", {} skipped", skipped) : "",
+        printable(ctx.root), files, present, dirs, bytes_total, bytes_sent, seconds, mbps,
+        info.retransmits, skipped > 0 ? fmt::format(", {} skipped", skipped) : "",
         failed > 0 ? fmt::format(", {} failed", failed) : "",
         lost ? ", session lost: run the same command again to resume" : "");
   }
@@ -373,7 +388,7 @@ int run(int argc, char** argv) {
                                                   : 1.0;
   if (json) {
     nlohmann::json j;
-    j["file"] = name;
+    j["file"] = printable(name);
     j["size"] = size;
     j["resumed_from"] = outcome.resumed_from;
     j["bytes_sent"] = outcome.bytes_sent;
@@ -386,12 +401,12 @@ int run(int argc, char** argv) {
     j["impairment"] = transport->impair;
     j["sha256"] = to_hex(outcome.sha256);
     j["verified"] = true;
-    std::cout << j.dump() << "\n";
+    std::cout << dump(j) << "\n";
   } else {
     std::cout << fmt::format(
         "{}: {} bytes in {:.3f} s, {:.1f} MB/s, {} retransmits, efficiency {:.1f}%{}, integrity "
         "verified (sha256={})\n",
-        name, size, seconds, mbps, info.retransmits, efficiency * 100,
+        printable(name), size, seconds, mbps, info.retransmits, efficiency * 100,
         outcome.resumed_from > 0 ? fmt::format(", resumed at {}", outcome.resumed_from) : "",
         to_hex(outcome.sha256));
   }
@@ -404,7 +419,7 @@ int main(int argc, char** argv) {
   try {
     return run(argc, argv);
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "file-send: %s\n", e.what());
+    std::fprintf(stderr, "file-send: %s\n", tinytcp::printable(e.what()).c_str());
     return 1;
   }
 }

@@ -21,6 +21,7 @@
 #include "common/stack_runtime.hh"
 #include "proto/http.hh"
 #include "util/logging.hh"
+#include "util/printable.hh"
 
 namespace {
 
@@ -171,12 +172,14 @@ int run(int argc, char** argv) {
   if (!parser.done()) {
     return fail(kConnection, "connection closed before a response");
   }
+  // The reason phrase is the server's text: escaped, never raw to a terminal.
+  const std::string reason = printable(parser.reason());
   spdlog::info("{} {}: {} body bytes in {:.3f} s ({:.1f} MB/s), {} retransmits", parser.status(),
-               parser.reason(), parser.body_bytes(), seconds,
+               reason, parser.body_bytes(), seconds,
                seconds > 0 ? static_cast<double>(parser.body_bytes()) / seconds / 1e6 : 0.0,
                retransmits);
   if (parser.status() >= 400) {
-    return fail(kHttpError, fmt::format("HTTP error {} {}", parser.status(), parser.reason()));
+    return fail(kHttpError, fmt::format("HTTP error {} {}", parser.status(), reason));
   }
   return kOk;
 }
