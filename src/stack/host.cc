@@ -91,7 +91,7 @@ struct Host::Socket {
   std::optional<Instant> scheduled;
   uint64_t seen_pushed = 0;  // inbound bytes_pushed at the last Readable
   bool seen_fin = false;
-  uint64_t seen_writable = 0;  // outbound capacity at the last Writable
+  uint64_t seen_writable = 0;  // writable_bytes at the last Writable, or lower since
 };
 
 namespace {
@@ -308,11 +308,20 @@ void Host::after_activity(SocketId id, Instant now) {
       s->seen_fin = fin;
       queue_event(id, SocketEvent::Readable);
     }
+    // Writable when the free space grew since the last announcement (or since
+    // it last shrank) and is at least half of what is still queued, as
+    // Linux's sk_stream_is_writeable(): a full buffer is announced once a
+    // third of it is free, not after every ACK, so an app writes (and reads
+    // its source) in large pieces. Everything acknowledged, any space is enough.
     const uint64_t writable = c.writable_bytes();
-    if (writable > s->seen_writable && synchronized_or_later(state)) {
-      queue_event(id, SocketEvent::Writable);
+    if (writable > s->seen_writable) {
+      if (synchronized_or_later(state) && 2 * writable >= c.outbound().bytes_buffered()) {
+        queue_event(id, SocketEvent::Writable);
+        s->seen_writable = writable;
+      }
+    } else {
+      s->seen_writable = writable;
     }
-    s->seen_writable = writable;
   }
 
   if (state == tcp::TcpState::TimeWait && s->app_closed) {
