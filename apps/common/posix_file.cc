@@ -1,5 +1,6 @@
 #include "common/posix_file.hh"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <sys/stat.h>
@@ -10,6 +11,7 @@
 #include <cstdint>
 #include <cstring>
 #include <stdexcept>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -120,6 +122,12 @@ PosixFileSink::~PosixFileSink() {
 void PosixFileSink::close_current() {
   writer_.drain();
   if (fd_ >= 0) {
+    // A partial file that never received a byte holds nothing to resume
+    // from: an OFFER that was declined or cut off leaves no file behind.
+    struct stat st {};
+    if (::fstat(fd_, &st) == 0 && st.st_size == 0 && leaf_fd_ >= 0) {
+      ::unlinkat(leaf_fd_, partial_base_.c_str(), 0);
+    }
     ::close(fd_);
     fd_ = -1;
   }
@@ -145,6 +153,84 @@ std::string PosixFileSink::partial_name(std::string_view name, const Sha256Diges
   return fmt::format(".{}~{}.{}.part", head, to_hex(tinytcp::sha256(name)).substr(0, 8), id);
 }
 
+bool PosixFileSink::is_partial_name(std::string_view name) {
+  // "." NAME "." 16 hex ".part", NAME at least one byte.
+  constexpr std::string_view kSuffix = ".part";
+  constexpr size_t kId = 16;
+  if (name.size() < 1 + 1 + 1 + kId + kSuffix.size() || name.front() != '.' ||
+      name.substr(name.size() - kSuffix.size()) != kSuffix) {
+    return false;
+  }
+  const std::string_view id = name.substr(name.size() - kSuffix.size() - kId, kId);
+  const char dot = name[name.size() - kSuffix.size() - kId - 1];
+  return dot == '.' && id.find_first_not_of("0123456789abcdef") == std::string_view::npos;
+}
+
+namespace {
+
+bool has_partial_component(std::string_view path) {
+  for (const auto part : proto::split_path(path)) {
+    if (PosixFileSink::is_partial_name(part)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// Removes stale partial files below the directory `fd` (taken over and
+// closed); `depth` bounds the walk as the protocol bounds paths.
+size_t sweep_partials(int fd, int64_t cutoff, size_t depth) {
+  DIR* dir = ::fdopendir(fd);
+  if (dir == nullptr) {
+    ::close(fd);
+    return 0;
+  }
+  size_t removed = 0;
+  std::vector<std::string> subdirectories;
+  while (const dirent* e = ::readdir(dir)) {
+    const std::string_view name = e->d_name;
+    if (name == "." || name == "..") {
+      continue;
+    }
+    struct stat st {};
+    if (::fstatat(::dirfd(dir), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+      continue;
+    }
+    if (S_ISDIR(st.st_mode)) {
+      if (depth + 1 < proto::kMaxPathDepth) {
+        subdirectories.emplace_back(name);
+      }
+    } else if (S_ISREG(st.st_mode) && PosixFileSink::is_partial_name(name) &&
+               static_cast<int64_t>(st.st_mtime) < cutoff &&
+               ::unlinkat(::dirfd(dir), e->d_name, 0) == 0) {
+      ++removed;
+    }
+  }
+  for (const auto& sub : subdirectories) {
+    const int sub_fd =
+        ::openat(::dirfd(dir), sub.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (sub_fd >= 0) {
+      removed += sweep_partials(sub_fd, cutoff, depth + 1);
+    }
+  }
+  ::closedir(dir);
+  return removed;
+}
+
+}  // namespace
+
+size_t PosixFileSink::remove_stale_partials(std::chrono::seconds ttl) {
+  const int64_t now = static_cast<int64_t>(std::chrono::duration_cast<std::chrono::seconds>(
+                                               std::chrono::system_clock::now().time_since_epoch())
+                                               .count());
+  const int fd = ::dup(dir_fd_);
+  return fd < 0 ? 0 : sweep_partials(fd, now - ttl.count(), 0);
+}
+
+int PosixFileSink::sync_directory(int fd) {
+  return ::fsync(fd);
+}
+
 int PosixFileSink::open_directory(std::string_view path, size_t levels, bool create,
                                   std::string& why) {
   const auto parts = proto::split_path(path);
@@ -159,7 +245,14 @@ int PosixFileSink::open_directory(std::string_view path, size_t levels, bool cre
     walked += (walked.empty() ? "" : "/") + part;
     if (create) {
       if (::mkdirat(cur, part.c_str(), 0755) == 0) {
-        ::fsync(cur);  // the new entry survives a crash, like the files below it
+        // The new entry survives a crash, like the files below it.
+        if (sync_directory(cur) != 0) {
+          const int error = errno;
+          ::close(cur);
+          why = fmt::format("fsync {}/{}: {}", dir_, walked, errno_text(error));
+          errno = error;
+          return -1;
+        }
       } else if (errno != EEXIST) {
         const int error = errno;
         ::close(cur);
@@ -201,6 +294,9 @@ size_t parent_levels(std::string_view path) {
 }  // namespace
 
 bool PosixFileSink::exists(std::string_view path) {
+  if (has_partial_component(path)) {
+    return true;  // refused as if taken, whether or not a partial file is there
+  }
   std::string why;
   const int parent = open_directory(path, parent_levels(path), false, why);
   if (parent < 0) {
@@ -215,6 +311,9 @@ bool PosixFileSink::exists(std::string_view path) {
 }
 
 std::optional<uint64_t> PosixFileSink::existing_size(std::string_view path) {
+  if (has_partial_component(path)) {
+    return std::nullopt;  // never confirmed: its size is nobody's business
+  }
   std::string why;
   const int parent = open_directory(path, parent_levels(path), false, why);
   if (parent < 0) {
@@ -230,6 +329,9 @@ std::optional<uint64_t> PosixFileSink::existing_size(std::string_view path) {
 }
 
 Expected<Sha256Digest, std::string> PosixFileSink::hash_existing(std::string_view path) {
+  if (has_partial_component(path)) {
+    return make_unexpected(fmt::format("{}: a name reserved for partial files", path));
+  }
   std::string why;
   const int parent = open_directory(path, parent_levels(path), false, why);
   if (parent < 0) {
@@ -264,6 +366,9 @@ Expected<Sha256Digest, std::string> PosixFileSink::hash_existing(std::string_vie
 }
 
 Expected<bool, std::string> PosixFileSink::make_directory(std::string_view path) {
+  if (has_partial_component(path)) {
+    return make_unexpected(fmt::format("{}: a name reserved for partial files", path));
+  }
   std::string why;
   const int fd = open_directory(path, proto::split_path(path).size(), true, why);
   if (fd < 0) {
@@ -296,6 +401,9 @@ Expected<proto::PartialFile, std::string> PosixFileSink::open(std::string_view p
   direct_io_ = want_direct_;
   direct_on_ = false;
   buffered_unsynced_ = false;
+  if (has_partial_component(path)) {
+    return make_unexpected(fmt::format("{}: a name reserved for partial files", path));
+  }
   std::string why;
   leaf_fd_ = open_directory(path, parent_levels(path), true, why);
   if (leaf_fd_ < 0) {
@@ -481,7 +589,16 @@ Expected<bool, std::string> PosixFileSink::commit() {
     close_current();
     return make_unexpected(fmt::format("cannot rename to {}: {}", final_path_, errno_text(error)));
   }
-  ::fsync(leaf_fd_);  // make the rename itself durable
+  // Make the rename itself durable. If that fails, the file is in place but
+  // may be gone after a crash: not a stored file.
+  if (sync_directory(leaf_fd_) != 0) {
+    const int error = errno;
+    close_current();
+    return make_unexpected(
+        fmt::format("fsync of the directory of {}: {} (the file may not "
+                    "survive a crash)",
+                    final_path_, errno_text(error)));
+  }
   close_current();
   return true;
 }

@@ -33,6 +33,7 @@
 // never a write outside the output directory.
 
 #include <atomic>
+#include <chrono>
 #include <optional>
 #include <string>
 
@@ -102,10 +103,21 @@ class PosixFileSink : public proto::FileSink {
   void discard() override;
 
   static std::string partial_name(std::string_view name, const Sha256Digest& sha256);
+  // True when `name` (one path component) has the form of partial_name():
+  // such names are refused in an OFFER, as files and as directories.
+  static bool is_partial_name(std::string_view name);
+  // Removes partial files (is_partial_name, regular files) below the output
+  // directory last modified more than `ttl` ago; returns how many. Symlinks
+  // are never followed. Call it between sessions.
+  size_t remove_stale_partials(std::chrono::seconds ttl);
 
   // Bytes written with O_DIRECT and through the page cache, over every file.
   uint64_t direct_bytes() const { return direct_bytes_.load(std::memory_order_relaxed); }
   uint64_t buffered_bytes() const { return buffered_bytes_.load(std::memory_order_relaxed); }
+
+ protected:
+  // fsync(2) of a directory; a test makes it fail.
+  virtual int sync_directory(int fd);
 
  private:
   // Waits for the pending writes; then the first failure, if any.
