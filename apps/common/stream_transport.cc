@@ -11,6 +11,7 @@
 #include <spdlog/spdlog.h>
 
 #include "common/stack_runtime.hh"
+#include "common/stream_server.hh"
 #include "io/impairment_spec.hh"
 #include "stack/host.hh"
 #include "tcp/congestion/congestion_control.hh"
@@ -24,12 +25,11 @@ namespace {
 const wire::Ipv4Address kTunnelReceiver = wire::Ipv4Address::from_octets(169, 254, 0, 1);
 const wire::Ipv4Address kTunnelSender = wire::Ipv4Address::from_octets(169, 254, 0, 2);
 
-constexpr Duration kTickInterval = std::chrono::milliseconds(100);
-// The app's bytes moved into the send buffer per loop pass. Filling a large
-// send buffer in one go would hold the first segment back until it is full
-// (8 MiB of reading and hashing for the file apps); in slices, the stack
-// sends and takes ACKs in between.
-constexpr size_t kOutputPerPass = 256 * 1024;
+}  // namespace
+
+wire::Ipv4Address tunnel_receiver_address() {
+  return kTunnelReceiver;
+}
 
 // TCP settings for bulk transfer over lossy links: large buffers, timers for
 // heavy random loss, and no giving up by retransmission count (the app's idle
@@ -97,6 +97,15 @@ RuntimeOptions runtime_options(const TransportOptions& options, bool listening) 
   }
   return runtime;
 }
+
+namespace {
+
+constexpr Duration kTickInterval = std::chrono::milliseconds(100);
+// The app's bytes moved into the send buffer per loop pass. Filling a large
+// send buffer in one go would hold the first segment back until it is full
+// (8 MiB of reading and hashing for the file apps); in slices, the stack
+// sends and takes ACKs in between.
+constexpr size_t kOutputPerPass = 256 * 1024;
 
 // CSV of the sender's state, one row per change, at most one per millisecond
 // unless ssthresh moved (a loss response is always recorded).
@@ -175,24 +184,6 @@ class KernelConnection : public StreamConnection {
   TransportStats last_;
 };
 
-class KernelListener : public StreamListener {
- public:
-  explicit KernelListener(uint16_t port) : fd_(listen_tcp(port, 16)) {}
-  ~KernelListener() override { ::close(fd_); }
-
-  std::unique_ptr<StreamConnection> accept() override {
-    for (;;) {
-      const int fd = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
-      if (fd >= 0) {
-        return std::make_unique<KernelConnection>(fd);
-      }
-    }
-  }
-
- private:
-  int fd_;
-};
-
 // ---------------------------------------------------------------- tinytcp
 
 class StackConnection : public StreamConnection {
@@ -225,42 +216,11 @@ class StackConnection : public StreamConnection {
       // send buffer the app may have nothing to write for a long time.
       bool progress = unacknowledged() != last_unacknowledged;
       last_unacknowledged = unacknowledged();
-      size_t written = 0;
-      for (bool moved = true; moved;) {
-        moved = false;
-        for (std::string_view out = io.output(); !out.empty() && written < kOutputPerPass;
-             out = io.output()) {
-          const size_t n =
-              host.write(id_, out.substr(0, kOutputPerPass - written), runtime_->now());
-          if (n == 0) {
-            break;
-          }
-          io.consume(n);
-          written += n;
-          moved = true;
-        }
-        for (std::string_view in = host.peek(id_); !in.empty(); in = host.peek(id_)) {
-          io.input(in);
-          host.consume(id_, in.size(), runtime_->now());
-          moved = true;
-        }
-        progress = progress || moved;
+      const StepOutcome step = step_stack_stream(host, id_, io, runtime_->now(), kOutputPerPass);
+      if (step.end) {
+        return *step.end;
       }
-      if (io.done()) {
-        return {PumpResult::Done, {}};
-      }
-      const auto info = host.info(id_);
-      if (!info) {
-        return {PumpResult::Error, "connection lost"};
-      }
-      if (info->state == tcp::TcpState::Closed) {
-        const auto reason = info->close_reason.value_or(tcp::CloseReason::Normal);
-        return {reason == tcp::CloseReason::Normal ? PumpResult::PeerClosed : PumpResult::Error,
-                fmt::format("connection closed: {}", tcp::to_string(reason))};
-      }
-      if (info->peer_finished) {
-        return {PumpResult::PeerClosed, "the peer closed the connection"};
-      }
+      progress = progress || step.progress;
       const Instant now = runtime_->now();
       if (progress) {
         last_progress = now;
@@ -277,7 +237,7 @@ class StackConnection : public StreamConnection {
       }
       // A full slice means the app may have more for the send buffer: look
       // at the network without waiting, then go on filling.
-      runtime_->loop().run_once(written >= kOutputPerPass ? Duration::zero() : kTickInterval);
+      runtime_->loop().run_once(step.more_output ? Duration::zero() : kTickInterval);
     }
   }
 
@@ -339,53 +299,6 @@ class StackConnection : public StreamConnection {
   bool open_ = true;
   TransportStats last_;
   std::unique_ptr<TraceWriter> trace_;
-};
-
-class StackListener : public StreamListener {
- public:
-  StackListener(TransportOptions options, uint16_t port)
-      : options_(std::move(options)), port_(port) {
-    open();
-  }
-
-  std::unique_ptr<StreamConnection> accept() override {
-    // A UDP tunnel adopts its first sender; the next session gets a fresh one.
-    if (used_ && options_.transport == "udp") {
-      runtime_.reset();
-      open();
-    }
-    used_ = true;
-    auto& host = runtime_->host();
-    std::optional<stack::SocketId> id;
-    while (!(id = host.accept(listener_))) {
-      if (runtime_->loop().stopped()) {
-        throw std::runtime_error("interrupted");
-      }
-      runtime_->loop().run_once(std::chrono::seconds(1));
-    }
-    return std::make_unique<StackConnection>(runtime_, *id, options_.trace);
-  }
-
- private:
-  void open() {
-    auto runtime = runtime_options(options_, true);
-    if (options_.transport == "udp") {
-      runtime.dev = fmt::format("udp:@{}", port_);
-    }
-    runtime_ = std::make_shared<StackRuntime>(runtime);
-    const auto listener = runtime_->host().listen(port_);
-    if (!listener) {
-      throw std::runtime_error(
-          fmt::format("cannot listen on port {}: {}", port_, stack::to_string(listener.error())));
-    }
-    listener_ = *listener;
-  }
-
-  TransportOptions options_;
-  uint16_t port_;
-  std::shared_ptr<StackRuntime> runtime_;
-  stack::SocketId listener_ = 0;
-  bool used_ = false;
 };
 
 std::unique_ptr<StreamConnection> connect_stack(const TransportOptions& options, const HostPort& to,
@@ -511,13 +424,6 @@ std::unique_ptr<StreamConnection> connect_stream(const TransportOptions& options
     return std::make_unique<KernelConnection>(connect_tcp(to, timeout, options.cc));
   }
   return connect_stack(options, to, timeout);
-}
-
-std::unique_ptr<StreamListener> listen_stream(const TransportOptions& options, uint16_t port) {
-  if (options.transport == "kernel") {
-    return std::make_unique<KernelListener>(port);
-  }
-  return std::make_unique<StackListener>(options, port);
 }
 
 }  // namespace tinytcp::apps

@@ -5,7 +5,8 @@
 //   kernel  kernel TCP sockets on both ends (the baseline)
 //   udp     tinytcp's TCP inside the UDP tunnel: no privileges; the receiver
 //           binds UDP PORT and listens on TCP PORT inside the tunnel at
-//           169.254.0.1, the sender connects from 169.254.0.2
+//           169.254.0.1 (for every peer: stream_server.hh), the sender
+//           connects from 169.254.0.2
 //   tun     tinytcp's TCP on a TUN device (default tun144) to a kernel peer
 // A StreamConnection runs a protocol endpoint (PumpIo) to completion and
 // closes gracefully; the stack transports take impairment, pcap, congestion
@@ -21,6 +22,7 @@
 #include <CLI/CLI.hpp>
 
 #include "common/kernel_tcp.hh"
+#include "common/stack_runtime.hh"
 #include "common/transfer_driver.hh"
 #include "util/expected.hh"
 #include "util/time.hh"
@@ -87,13 +89,11 @@ class StreamConnection {
 std::unique_ptr<StreamConnection> connect_stream(const TransportOptions& options,
                                                  const HostPort& to, Duration timeout);
 
-class StreamListener {
- public:
-  virtual ~StreamListener() = default;
-  // Blocks until a sender connects.
-  virtual std::unique_ptr<StreamConnection> accept() = 0;
-};
-
-std::unique_ptr<StreamListener> listen_stream(const TransportOptions& options, uint16_t port);
+// The TCP settings of the file apps on our stack (large buffers, lossy-link
+// timers), the StackRuntime of one end, and the receiver's address inside the
+// UDP tunnel.
+tcp::TcpConfig transfer_tcp_config(const TransportOptions& options);
+RuntimeOptions runtime_options(const TransportOptions& options, bool listening);
+wire::Ipv4Address tunnel_receiver_address();
 
 }  // namespace tinytcp::apps

@@ -1,11 +1,15 @@
 // file-recv: receives files from file-send into a directory, verifying each
-// file's SHA-256 before it appears under its final name.
+// file's SHA-256 before it appears under its final name. Serves many senders
+// at once: each connection is a session of its own, and no two sessions
+// write one file (common/name_claims.hh).
 //
 //   file-recv --listen PORT --output DIR [--transport udp|tun|kernel] [--once]
-//             [--force] [--buffered] [--max-size BYTES] [--loss P ...] [--pcap F]
+//             [--max-sessions N] [--max-peers N] [--force] [--buffered]
+//             [--max-size BYTES] [--idle-timeout S] [--pcap F] [--json]
 //
 // With --transport udp (the default) PORT is the UDP port of the tunnel and the
-// TCP port inside it; with tun the stack listens on the device's 169.254.N.9.
+// TCP port inside it, and every sender (UDP address and port) has a TCP/IP
+// stack of its own; with tun the stack listens on the device's 169.254.N.9.
 //
 // A session may carry a directory tree (file-send DIR): the tree is recreated
 // under the output directory, one line per file and a session summary.
@@ -16,31 +20,34 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <iostream>
+#include <list>
+#include <memory>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 #include <CLI/CLI.hpp>
-#include <nlohmann/json.hpp>
 
-#include "common/posix_file.hh"
-#include "common/stream_transport.hh"
-#include "common/threaded_hash.hh"
+#include "common/name_claims.hh"
+#include "common/stream_server.hh"
 #include "common/transfer_driver.hh"
-#include "proto/file_receiver.hh"
+#include "receive_session.hh"
 #include "util/logging.hh"
 
 namespace {
 
 using namespace tinytcp;
 
-// How long a session's end may wait for our FIN to be acknowledged. If the
-// sender took our FIN and left, its last ACK lost, nobody will answer; the
-// transfer's outcome is settled by then, so this only delays the exit.
-constexpr Duration kCloseLinger = std::chrono::seconds(2);
+// The longest the loop sleeps: sessions check their idle timeouts and
+// progress bars at least this often.
+constexpr Duration kMaxWait = std::chrono::milliseconds(100);
 
 int run(int argc, char** argv) {
   CLI::App app{"Receive files from file-send; SHA-256 verified, atomic, resumable."};
+  app.footer(
+      "Many senders at once: each connection is a session; a file another machine's session is "
+      "receiving is refused as busy, and a new session from the same machine takes such a file "
+      "over (the sender was restarted).\nExit status with --once: 0 when every file of the "
+      "session was verified and stored, 1 otherwise (and on any error, one line on stderr).");
   int port = 0;
   std::string output;
   apps::TransportFlags transport_flags;
@@ -49,6 +56,8 @@ int run(int argc, char** argv) {
   bool buffered = false;
   uint64_t max_size = UINT64_MAX;
   double idle_timeout = 30;
+  size_t max_sessions = 64;
+  apps::ServerLimits limits;
   bool json = false;
   int verbose = 0;
   bool quiet = false;
@@ -66,6 +75,18 @@ int run(int argc, char** argv) {
   app.add_option("--max-size", max_size, "Refuse files larger than this many bytes");
   app.add_option("--idle-timeout", idle_timeout, "Drop a sender silent for this many seconds")
       ->check(CLI::PositiveNumber);
+  app.add_option("--max-sessions", max_sessions,
+                 "Sessions at once; a connection past them is reset")
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
+  app.add_option("--max-peers", limits.max_peers,
+                 "udp: senders with a TCP/IP stack each at once (completed handshakes)")
+      ->check(CLI::Range(1, 1000000))
+      ->capture_default_str();
+  app.add_option("--max-handshakes", limits.max_embryonic,
+                 "udp: senders whose handshake is in progress; past it the oldest is forgotten")
+      ->check(CLI::Range(1, 1000000))
+      ->capture_default_str();
   app.add_flag("--json", json, "Print each file's summary as JSON");
   app.add_flag("-v,--verbose", verbose, "More logging (repeat for trace)");
   app.add_flag("-q,--quiet", quiet, "Errors only");
@@ -77,134 +98,61 @@ int run(int argc, char** argv) {
     std::fprintf(stderr, "file-recv: %s\n", transport.error().c_str());
     return 1;
   }
-  const auto listener = apps::listen_stream(*transport, static_cast<uint16_t>(port));
+  limits.backlog = std::min<size_t>(max_sessions, 1024);
+  const auto server = apps::serve_streams(*transport, static_cast<uint16_t>(port), limits);
   spdlog::info("listening on port {} ({} transport), writing into {}", port, transport->transport,
                output);
-  const Duration idle =
+  apps::SessionSettings settings;
+  settings.output = output;
+  settings.policy.force = force;
+  settings.policy.max_size = max_size;
+  settings.direct_io = !buffered;
+  settings.idle_timeout =
       std::chrono::duration_cast<Duration>(std::chrono::duration<double>(idle_timeout));
-  apps::ThreadedContentHash hash;  // SHA-256 beside the event loop
-  bool all_ok = true;
-  for (;;) {
-    const auto stream = listener->accept();
-    const double t0 = apps::monotonic_seconds();
-    apps::PosixFileSink sink(output, force, /*direct_io=*/!buffered);
-    proto::ReceiverPolicy policy;
-    policy.force = force;
-    policy.max_size = max_size;
-    proto::FileReceiver receiver(sink, policy, &hash);
-    apps::Progress progress("receiving");
-    apps::PumpIo io;
-    io.output = [&] { return receiver.output(); };
-    io.consume = [&](size_t n) { receiver.consume_output(n); };
-    io.input = [&](std::string_view d) { receiver.on_input(d); };
-    io.done = [&] {
-      return (receiver.state() == proto::FileReceiver::State::Closed ||
-              receiver.state() == proto::FileReceiver::State::Failed) &&
-             receiver.output().empty();
-    };
-    io.tick = [&] {
-      if (!receiver.files().empty()) {
-        progress.update(receiver.position(), receiver.files().back().size, 0);
-      }
-    };
-    const auto pumped = stream->pump(io, idle);
-    progress.clear();
-    const double seconds = apps::monotonic_seconds() - t0;
-    // The sender waits for our RESULT, and then for the end of the stream:
-    // linger until our FIN is acknowledged (bounded), so a lost FIN is
-    // retransmitted by us instead of leaving the sender to wait out its own
-    // linger against a receiver that has gone.
-    stream->close(std::min(idle, kCloseLinger), /*until_fin_acked=*/true);
 
-    bool session_ok =
-        !receiver.files().empty() && receiver.state() == proto::FileReceiver::State::Closed;
-    uint64_t files = 0, present = 0, dirs = 0, failed = 0, bytes = 0, received = 0;
-    for (const auto& f : receiver.files()) {
-      session_ok = session_ok && f.ok;
-      if (f.ok) {
-        (f.directory ? dirs : files) += 1;
-        present += f.already_present ? 1 : 0;
-        bytes += f.size;
-      } else {
-        ++failed;
+  apps::NameClaims claims;
+  std::list<apps::ReceiveSession> sessions;
+  apps::Progress progress("receiving");
+  bool all_ok = true;
+  size_t started = 0;
+  for (;;) {
+    while (!once || started == 0) {
+      auto stream = server->accept();
+      if (!stream) {
+        break;
       }
-      received += f.bytes_received;
-      if (f.directory && f.ok) {
-        continue;  // the session summary counts them
+      if (sessions.size() >= max_sessions) {
+        spdlog::warn("refused a session from {}: {} sessions at once at most", stream->peer(),
+                     max_sessions);
+        stream->abort();
+        continue;
       }
-      if (json) {
-        nlohmann::json j;
-        j["file"] = f.name;
-        j["size"] = f.size;
-        j["resumed_from"] = f.resumed_from;
-        j["bytes_received"] = f.bytes_received;
-        j["seconds"] = seconds;
-        j["verified"] = f.ok;
-        j["sha256"] = to_hex(f.sha256);
-        if (f.already_present) {
-          j["already_present"] = true;
-        }
-        if (!f.ok) {
-          j["error"] = f.error.empty() ? "interrupted; partial file kept for resume" : f.error;
-        }
-        std::cout << j.dump() << std::endl;
-      } else if (f.ok) {
-        std::cout << fmt::format(
-                         "{}: {} bytes, {} (sha256={}){}\n", f.name, f.size,
-                         f.already_present ? "already present and identical" : "integrity verified",
-                         to_hex(f.sha256),
-                         f.resumed_from > 0 && !f.already_present
-                             ? fmt::format(", resumed at {}", f.resumed_from)
-                             : "")
-                  << std::flush;
-      } else {
-        std::fprintf(
-            stderr, "file-recv: %s: %s\n", f.name.c_str(),
-            f.error.empty() ? "interrupted; partial file kept for resume" : f.error.c_str());
+      spdlog::info("session from {}", stream->peer());
+      sessions.emplace_back(std::move(stream), settings, claims);
+      ++started;
+    }
+    bool busy = false;
+    const double now = apps::monotonic_seconds();
+    for (auto it = sessions.begin(); it != sessions.end();) {
+      busy = it->step(now) || busy;
+      if (!it->finished()) {
+        ++it;
+        continue;
       }
+      progress.clear();
+      it->report(json);
+      all_ok = all_ok && it->ok();
+      it = sessions.erase(it);
     }
-    // A session summary when the session was more than one file.
-    const bool tree = receiver.files().size() > 1 ||
-                      (receiver.files().size() == 1 && receiver.files().front().directory);
-    if (tree) {
-      const double mbps = seconds > 0 ? static_cast<double>(received) / seconds / 1e6 : 0;
-      if (json) {
-        nlohmann::json j;
-        j["session"] = true;
-        j["files"] = files;
-        j["already_present"] = present;
-        j["directories"] = dirs;
-        j["bytes"] = bytes;
-        j["bytes_received"] = received;
-        j["seconds"] = seconds;
-        j["throughput_MBps"] = mbps;
-        j["failed"] = failed;
-        j["verified"] = session_ok;
-        std::cout << j.dump() << std::endl;
-      } else {
-        std::cout << fmt::format(
-                         "session: {} files ({} already present), {} directories, {} bytes ({} "
-                         "received) in {:.3f} s, {:.1f} MB/s{}{}\n",
-                         files, present, dirs, bytes, received, seconds, mbps,
-                         failed > 0 ? fmt::format(", {} failed", failed) : "",
-                         receiver.state() == proto::FileReceiver::State::Closed
-                             ? ""
-                             : ", session ended before the sender said goodbye")
-                  << std::flush;
-      }
+    if (sessions.size() == 1) {
+      progress.update(sessions.front().position(), sessions.front().current_size(), 0);
     }
-    if (receiver.state() == proto::FileReceiver::State::Failed && !receiver.error().empty() &&
-        receiver.files().empty()) {
-      std::fprintf(stderr, "file-recv: %s\n", receiver.error().c_str());
-    }
-    if (pumped.result == apps::PumpResult::Timeout || pumped.result == apps::PumpResult::Error) {
-      std::fprintf(stderr, "file-recv: session ended: %s\n", pumped.error.c_str());
-    }
-    all_ok = all_ok && session_ok;
-    if (once) {
+    if (once && started > 0 && sessions.empty()) {
       break;
     }
+    server->wait(busy ? Duration::zero() : kMaxWait);
   }
+  spdlog::debug("{}", server->summary());
   return all_ok ? 0 : 1;
 }
 

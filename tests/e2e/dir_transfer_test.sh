@@ -83,7 +83,7 @@ suite() {  # transport
   grep -q "^tree/: 6 files (0 already present), 6 directories, 4101012 bytes" "$WORK/send.out" \
     || fail "sender session summary: $(tail -1 "$WORK/send.out")"
   grep -q "^tree/sub dir/ünï ☃.txt: 8 bytes, integrity verified" "$WORK/send.out" || fail "unicode line"
-  grep -q "^session: 6 files (0 already present), 6 directories" "$WORK/recv.out" \
+  grep -q "^session from 127.0.0.1:[0-9]*: 6 files (0 already present), 6 directories" "$WORK/recv.out" \
     || fail "receiver session summary: $(cat "$WORK/recv.out")"
 
   echo "--- [$T] the same tree again: every file confirmed, nothing resent"

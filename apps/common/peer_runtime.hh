@@ -1,0 +1,102 @@
+#pragma once
+
+// PeerRuntime: the listening side of the UDP tunnel for many peers at once.
+// One UDP socket (io::UdpPeerSocket) on the event loop, one Host per peer
+// (stack::PeerHosts): a datagram from a known peer goes to that peer's Host,
+// a valid SYN from an unknown one may create a peer, anything else from an
+// unknown one is dropped and counted.
+//
+// Both directions stay batched across peers: one recvmmsg reads datagrams of
+// every peer; what all the Hosts send during one loop pass is collected and
+// leaves with one sendmmsg before the loop waits again (runs of equal-sized
+// datagrams to one peer as one UDP_SEGMENT message), with the pure ACKs a
+// later ACK of the same peer's connection supersedes left out.
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "io/event_loop.hh"
+#include "io/impairment.hh"
+#include "io/pcap_writer.hh"
+#include "io/udp_peer_socket.hh"
+#include "stack/peer_hosts.hh"
+
+namespace tinytcp::apps {
+
+struct PeerRuntimeOptions {
+  io::UdpSocketConfig socket;  // socket.local: the UDP port we listen on
+  stack::PeerHostsConfig peers;
+  bool coalesce_acks = true;
+  std::string pcap;  // capture of the inner datagrams, both ways; empty: none
+  // The impairment stage on our side of the link, each direction (one model
+  // for all peers: a shared bottleneck). `corrupt` is not available here (a
+  // flipped bit could land in the peer tag that rides with a held packet).
+  std::optional<io::ImpairmentConfig> impair_in;
+  std::optional<io::ImpairmentConfig> impair_out;
+  uint64_t seed = 1;
+};
+
+struct PeerRuntimeStats {
+  uint64_t batches = 0;    // send_batch() calls
+  uint64_t datagrams = 0;  // datagrams the Hosts sent (before coalescing)
+  uint64_t acks_coalesced = 0;
+};
+
+class PeerRuntime {
+ public:
+  static constexpr size_t kMaxBatchDatagrams = 256;
+  static constexpr size_t kMaxBatchBytes = 512 * 1024;
+
+  // Throws (one line for the user) when the socket cannot be set up.
+  explicit PeerRuntime(PeerRuntimeOptions options);
+  ~PeerRuntime();
+  PeerRuntime(const PeerRuntime&) = delete;
+  PeerRuntime& operator=(const PeerRuntime&) = delete;
+
+  stack::PeerHosts& peers() { return peers_; }
+  io::EventLoop& loop() { return loop_; }
+  Instant now() const { return loop_.now(); }
+  const io::UdpPeerSocket& socket() const { return socket_; }
+  const PeerRuntimeStats& stats() const { return stats_; }
+  // Hands the datagrams batched so far to the socket (the loop does it
+  // before every wait).
+  void flush();
+
+ private:
+  struct Queued {
+    stack::PeerKey to;
+    size_t offset;
+    size_t size;
+  };
+  void on_readable();
+  void queue(const stack::PeerKey& to, std::string_view datagram);
+  // Impairment: datagrams held with their peer as a 6-byte tag in front.
+  void release_impaired(Instant now);
+  void send_views();
+
+  PeerRuntimeOptions options_;
+  io::EventLoop loop_;
+  io::UdpPeerSocket socket_;
+  stack::PeerHosts peers_;
+  std::unique_ptr<io::PcapWriter> pcap_;
+  std::unique_ptr<io::ImpairmentModel> impair_in_;
+  std::unique_ptr<io::ImpairmentModel> impair_out_;
+  std::string tagged_;
+  std::vector<std::string_view> released_;
+  io::EventLoop::SourceId impair_source_ = 0;
+  io::EventLoop::SourceId peers_source_ = 0;
+  io::EventLoop::SourceId flush_source_ = 0;
+
+  std::vector<char> batch_;
+  size_t batch_bytes_ = 0;
+  std::vector<Queued> queued_;
+  std::vector<std::string_view> views_;
+  std::vector<io::UdpEndpoint> endpoints_;
+  PeerRuntimeStats stats_;
+};
+
+}  // namespace tinytcp::apps
