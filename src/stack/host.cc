@@ -566,6 +566,12 @@ void Host::send_cookie_syn_ack(Listener& listener, const InboundSegment& in, Ins
   }
 }
 
+void Host::expect_cookies(SocketId listener, Instant now) {
+  if (Socket* s = find(listener); s != nullptr && s->listener) {
+    s->listener->last_cookie = now;
+  }
+}
+
 bool Host::on_cookie_ack(Socket& listener, const InboundSegment& in, Instant now) {
   // Cookies are checked only while a listener has been sending them (as
   // Linux's tcp_synq_no_recent_overflow): otherwise a blind attacker could

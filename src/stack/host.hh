@@ -153,6 +153,10 @@ class Host {
   Expected<SocketId, SocketError> listen(uint16_t port, size_t backlog = 0);
   // A connection that completed its handshake on `listener`, if any.
   std::optional<SocketId> accept(SocketId listener);
+  // Treats `listener` as having answered SYNs with cookies at `now`, so a
+  // returning cookie ACK is accepted: for a Host created for a peer whose
+  // SYN a gate Host with the same secret answered (PeerHosts).
+  void expect_cookies(SocketId listener, Instant now);
   // Zero-copy read: a view of the next buffered bytes, then consume().
   std::string_view peek(SocketId id) const;
   void consume(SocketId id, size_t n, Instant now);

@@ -6,8 +6,8 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include "wire/ipv4.hh"
-#include "wire/tcp_header.hh"
+#include "stack/datagram_codec.hh"
+#include "util/hash.hh"
 
 namespace tinytcp::stack {
 
@@ -33,6 +33,8 @@ const char* to_string(PeerDrop d) {
       return "not-syn";
     case PeerDrop::NotListening:
       return "not-listening";
+    case PeerDrop::BadCookie:
+      return "bad-cookie";
     case PeerDrop::PeersFull:
       return "peers-full";
     case PeerDrop::kCount:
@@ -56,41 +58,31 @@ PeerHosts::PeerHosts(PeerHostsConfig config, Output output)
   if (config_.ports.empty()) {
     throw std::invalid_argument("PeerHosts: no listening port");
   }
+  if (config_.syn_cookies) {
+    gate_secret_ = secure_random_bytes(32);
+    HostConfig gate = config_.host;
+    gate.secret = gate_secret_;
+    gate.syn_cookies = true;
+    gate.default_backlog = 0;                     // no SYN queue: every SYN gets a cookie
+    gate.max_sockets = config_.ports.size() + 1;  // its listeners and room for none
+    gate.max_time_wait = 0;
+    gate_ = std::make_unique<Host>(
+        gate, [this](std::string_view datagram) { output_(0, gate_peer_, datagram); });
+    for (const uint16_t port : config_.ports) {
+      if (!gate_->listen(port, 0)) {
+        throw std::invalid_argument(fmt::format("PeerHosts: cannot listen on {}", port));
+      }
+    }
+    // As the Host derives its cookie key from its secret.
+    cookies_ = std::make_unique<tcp::SynCookies>(gate_secret_ + "cookies");
+  }
 }
 
 PeerHosts::~PeerHosts() = default;
 
-bool PeerHosts::admissible(std::string_view datagram) {
-  const auto ip = wire::parse_ipv4(datagram);
-  if (!ip || ip->header.protocol != static_cast<uint8_t>(wire::IpProtocol::kTcp) ||
-      ip->header.is_fragment()) {
-    stats_.drops.count(PeerDrop::BadDatagram);
-    return false;
-  }
-  if (ip->header.dst != config_.host.address) {
-    stats_.drops.count(PeerDrop::NotForUs);
-    return false;
-  }
-  const auto tcp = wire::parse_tcp(ip->payload, ip->header.src.value, ip->header.dst.value);
-  if (!tcp) {
-    stats_.drops.count(PeerDrop::BadDatagram);
-    return false;
-  }
-  const auto& h = tcp->header;
-  if (!h.syn || h.ack || h.rst || h.fin) {
-    stats_.drops.count(PeerDrop::NotSyn);
-    return false;
-  }
-  if (std::find(config_.ports.begin(), config_.ports.end(), h.dst_port) == config_.ports.end()) {
-    stats_.drops.count(PeerDrop::NotListening);
-    return false;
-  }
-  return true;
-}
-
-PeerHosts::Peer* PeerHosts::create(const PeerKey& from, Instant now) {
-  // Room first: embryonic peers go, oldest first; completed ones never.
-  while (embryonic_count_ >= config_.max_embryonic || peers_.size() >= config_.max_peers) {
+bool PeerHosts::make_room(bool for_embryonic) {
+  while ((for_embryonic && embryonic_count_ >= config_.max_embryonic) ||
+         peers_.size() >= config_.max_peers) {
     while (!embryonic_order_.empty()) {
       const auto it = peers_.find(embryonic_order_.front());
       if (it != peers_.end() && it->second->embryonic) {
@@ -99,23 +91,88 @@ PeerHosts::Peer* PeerHosts::create(const PeerKey& from, Instant now) {
       embryonic_order_.pop_front();  // finished or gone since
     }
     if (embryonic_order_.empty()) {
-      stats_.drops.count(PeerDrop::PeersFull);
-      SPDLOG_DEBUG("peers: {} refused, {} peers", from.to_string(), peers_.size());
-      return nullptr;
+      return false;
     }
     const PeerId victim = embryonic_order_.front();
     embryonic_order_.pop_front();
     ++stats_.embryonic_evicted;
     erase(victim);
   }
+  return true;
+}
+
+void PeerHosts::on_unknown(const PeerKey& from, std::string_view datagram, Instant now) {
+  const auto in = parse_datagram(datagram);
+  if (!in) {
+    stats_.drops.count(PeerDrop::BadDatagram);
+    return;
+  }
+  if (in->tuple.local_ip != config_.host.address) {
+    stats_.drops.count(PeerDrop::NotForUs);
+    return;
+  }
+  const tcp::TcpSegment& seg = in->segment;
+  const bool syn = seg.syn && !seg.ack && !seg.rst && !seg.fin;
+  const bool ack = seg.ack && !seg.syn && !seg.rst;
+  const bool cookies_out = last_cookie_ && now - *last_cookie_ <= 2 * tcp::SynCookies::kPeriod;
+  if (!syn && !(ack && cookies_out)) {
+    stats_.drops.count(PeerDrop::NotSyn);
+    return;
+  }
+  if (std::find(config_.ports.begin(), config_.ports.end(), in->tuple.local_port) ==
+      config_.ports.end()) {
+    stats_.drops.count(PeerDrop::NotListening);
+    return;
+  }
+  Peer* peer = nullptr;
+  if (syn) {
+    const bool room = embryonic_count_ < config_.max_embryonic && peers_.size() < config_.max_peers;
+    if (!room && gate_) {
+      // A flood (or a burst of real peers): answer without keeping anything.
+      gate_peer_ = from;
+      gate_->receive_datagram(datagram, now);
+      ++stats_.cookies_sent;
+      last_cookie_ = now;
+      return;
+    }
+    if (!make_room(/*for_embryonic=*/true)) {
+      stats_.drops.count(PeerDrop::PeersFull);
+      return;
+    }
+    peer = create(from, {}, now);
+  } else {
+    const tcp::CookieTuple tuple{in->tuple.local_ip.value, in->tuple.local_port,
+                                 in->tuple.remote_ip.value, in->tuple.remote_port};
+    if (!cookies_ || !cookies_->rebuild_syn(tuple, seg, now)) {
+      stats_.drops.count(PeerDrop::BadCookie);
+      return;
+    }
+    // A completed handshake: embryonic peers make room for it.
+    if (!make_room(/*for_embryonic=*/false)) {
+      stats_.drops.count(PeerDrop::PeersFull);
+      return;
+    }
+    peer = create(from, gate_secret_, now);
+    ++stats_.cookie_peers;
+    for (const SocketId listener : peer->listeners) {
+      peer->host->expect_cookies(listener, now);
+    }
+  }
+  peer->host->receive_datagram(datagram, now);
+  update_embryonic(*peer);
+}
+
+PeerHosts::Peer* PeerHosts::create(const PeerKey& from, const std::string& secret, Instant now) {
   auto peer = std::make_unique<Peer>();
   peer->id = next_id_++;
   peer->key = from;
   peer->created = now;
   peer->last_datagram = now;
   const PeerId id = peer->id;
+  HostConfig host = config_.host;
+  host.secret = secret;  // empty: fresh random bytes of its own
   peer->host = std::make_unique<Host>(
-      config_.host, [this, id, from](std::string_view datagram) { output_(id, from, datagram); });
+      host, [this, id, from](std::string_view datagram) { output_(id, from, datagram); });
   for (const uint16_t port : config_.ports) {
     const auto listener = peer->host->listen(port, config_.backlog);
     if (!listener) {
@@ -162,21 +219,15 @@ void PeerHosts::update_embryonic(Peer& peer) {
 }
 
 void PeerHosts::receive(const PeerKey& from, std::string_view datagram, Instant now) {
-  Peer* peer = nullptr;
-  if (const auto it = by_key_.find(from); it != by_key_.end()) {
-    peer = peers_.at(it->second).get();
-  } else {
-    if (!admissible(datagram)) {
-      return;
-    }
-    peer = create(from, now);
-    if (peer == nullptr) {
-      return;
-    }
+  const auto it = by_key_.find(from);
+  if (it == by_key_.end()) {
+    on_unknown(from, datagram, now);
+    return;
   }
-  peer->last_datagram = now;
-  peer->host->receive_datagram(datagram, now);
-  update_embryonic(*peer);
+  Peer& peer = *peers_.at(it->second);
+  peer.last_datagram = now;
+  peer.host->receive_datagram(datagram, now);
+  update_embryonic(peer);
 }
 
 void PeerHosts::tick(Instant now) {

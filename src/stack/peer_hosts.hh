@@ -11,13 +11,19 @@
 // Admission: only a valid TCP SYN (IPv4 and TCP checksums, to our address,
 // to a listening port, no ACK) from an unknown peer creates one; anything
 // else from an unknown peer is dropped and counted with no state kept, so
-// spoofed garbage allocates nothing. The table is bounded: a peer whose
-// handshake has not completed ("embryonic") is evicted, oldest first, to make
-// room for a new one, and after `handshake_timeout`; a peer with a completed
-// connection is never evicted to make room (a full table of them refuses new
-// peers, counted). A peer whose connections are all gone (closed, or only in
-// TIME-WAIT) is forgotten after `linger` without datagrams; a late segment
-// from it is then dropped as from an unknown peer, and a new SYN starts over.
+// spoofed garbage allocates nothing. The table is bounded. While fewer than
+// `max_embryonic` peers are in their first handshake, a SYN creates a peer
+// at once. Past that (a flood of spoofed SYNs) the SYN-cookie idea moves up a
+// layer: a gate Host, which keeps no state, answers the SYN with a cookie
+// SYN-ACK (RFC 4987 §3.6), and only the ACK that returns a valid cookie from
+// that peer creates it, with a Host that shares the gate's secret and so
+// accepts the cookie. A spoofed SYN then costs nothing, and a real peer gets
+// in however fast the flood. An embryonic peer is evicted, oldest first, to
+// make room for a peer that completed its handshake, and after
+// `handshake_timeout`; a peer with a completed connection is never evicted
+// (a full table of them refuses new peers, counted). A peer whose connections are all gone (closed,
+// or only in TIME-WAIT) is forgotten after `linger` without datagrams; a late segment from it is
+// then dropped as from an unknown peer, and a new SYN starts over.
 //
 // Memory per peer is bounded by its Host's configuration (max_sockets,
 // max_time_wait, the TCP buffers): `host` below.
@@ -33,6 +39,7 @@
 #include <vector>
 
 #include "stack/host.hh"
+#include "tcp/syn_cookie.hh"
 #include "util/counters.hh"
 #include "util/time.hh"
 
@@ -66,6 +73,9 @@ struct PeerHostsConfig {
   size_t max_embryonic = 256;  // peers whose first handshake has not completed
   Duration handshake_timeout = std::chrono::seconds(10);
   Duration linger = std::chrono::seconds(2);  // quiet time before a finished peer goes
+  // Past max_embryonic, answer SYNs with cookies (above); off, the oldest
+  // embryonic peer is evicted for each new SYN instead.
+  bool syn_cookies = true;
 };
 
 enum class PeerDrop {
@@ -73,6 +83,7 @@ enum class PeerDrop {
   NotForUs,      // from an unknown peer: another destination address
   NotSyn,        // from an unknown peer: not a SYN (or SYN with ACK, RST or FIN)
   NotListening,  // from an unknown peer: SYN to a port nobody listens on
+  BadCookie,     // from an unknown peer: an ACK that returns no valid cookie of ours
   PeersFull,     // a new peer while max_peers have completed handshakes
   kCount,
 };
@@ -80,6 +91,8 @@ const char* to_string(PeerDrop d);
 
 struct PeerHostsStats {
   uint64_t peers_created = 0;
+  uint64_t cookies_sent = 0;       // SYNs the gate answered (no peer created)
+  uint64_t cookie_peers = 0;       // peers created by a returning cookie
   uint64_t embryonic_evicted = 0;  // to make room for a new peer
   uint64_t handshake_timeouts = 0;
   uint64_t peers_finished = 0;  // connections all gone, forgotten after `linger`
@@ -123,9 +136,11 @@ class PeerHosts {
 
  private:
   struct Peer;
-  // The peer a valid SYN from `from` may create, or why not.
-  bool admissible(std::string_view datagram);
-  Peer* create(const PeerKey& from, Instant now);
+  void on_unknown(const PeerKey& from, std::string_view datagram, Instant now);
+  // Evicts embryonic peers until a peer fits (`for_embryonic`: within
+  // max_embryonic too); false when only completed peers are left.
+  bool make_room(bool for_embryonic);
+  Peer* create(const PeerKey& from, const std::string& secret, Instant now);
   void erase(PeerId peer);
   void update_embryonic(Peer& peer);
   void sweep(Instant now);
@@ -138,6 +153,14 @@ class PeerHosts {
   size_t embryonic_count_ = 0;
   std::deque<std::pair<PeerId, SocketId>> acceptable_;  // (peer, listener) with a connection
   PeerId next_id_ = 1;
+  // The cookie gate: a Host with one secret that answers every SYN with a
+  // cookie, its output addressed to `gate_peer_`, and the same cookies kept
+  // here to check a returning ACK before anything is allocated for it.
+  std::string gate_secret_;
+  std::unique_ptr<Host> gate_;
+  std::unique_ptr<tcp::SynCookies> cookies_;
+  PeerKey gate_peer_;
+  std::optional<Instant> last_cookie_;  // when the gate last answered a SYN
   std::optional<Instant> next_sweep_;
   PeerHostsStats stats_;
 };

@@ -187,14 +187,66 @@ TEST_F(PeerHostsTest, GarbageFromUnknownPeersKeepsNoState) {
 
 class PeerHostsLimitTest : public PeerHostsTest {
  protected:
-  static PeerHostsConfig limited() {
+  static PeerHostsConfig limited(bool cookies) {
     auto c = server_config();
     c.max_peers = 3;
     c.max_embryonic = 2;
+    c.syn_cookies = cookies;
     return c;
   }
-  PeerHostsLimitTest() : PeerHostsTest(limited()) {}
+  explicit PeerHostsLimitTest(bool cookies = false) : PeerHostsTest(limited(cookies)) {}
 };
+
+class PeerHostsCookieTest : public PeerHostsLimitTest {
+ protected:
+  PeerHostsCookieTest() : PeerHostsLimitTest(true) {}
+};
+
+TEST_F(PeerHostsCookieTest, PastTheEmbryonicLimitSynsGetCookiesAndNoState) {
+  for (uint16_t p = 7000; p < 7100; ++p) {
+    server_.receive(key(p), segment_bytes(syn()), now_);
+  }
+  EXPECT_EQ(server_.size(), 2u);  // the first two; the rest were answered statelessly
+  EXPECT_EQ(server_.stats().cookies_sent, 98u);
+  EXPECT_EQ(server_.stats().embryonic_evicted, 0u);
+  EXPECT_EQ(link_.size(), 100u);  // every SYN answered
+  // A real peer during the flood: its SYN gets a cookie, its ACK makes the peer.
+  link_.clear();
+  const auto a = client(5001).connect(kServer, kPort, now_);
+  advance(10ms);
+  EXPECT_EQ(server_.stats().cookie_peers, 1u);
+  const auto accepted = server_.accept();
+  ASSERT_TRUE(accepted);
+  EXPECT_EQ(accepted->key.port, 5001);
+  ASSERT_EQ(client(5001).info(*a)->state, tcp::TcpState::Established);
+  // A completed peer took the place of the oldest embryonic one (max_peers 3
+  // would have fit it; the table stays bounded either way).
+  EXPECT_LE(server_.size(), 3u);
+  // The connection carries data both ways, window scaling and SACK kept.
+  const auto* c = server_.host(accepted->peer)->connection(accepted->socket);
+  ASSERT_NE(c, nullptr);
+  EXPECT_TRUE(c->sender().peer_options().sack);
+  client(5001).write(*a, "through the gate", now_);
+  advance(10ms);
+  EXPECT_EQ(server_.host(accepted->peer)->peek(accepted->socket), "through the gate");
+}
+
+TEST_F(PeerHostsCookieTest, AnAckWithoutAValidCookieCreatesNothing) {
+  for (uint16_t p = 7000; p < 7010; ++p) {
+    server_.receive(key(p), segment_bytes(syn()), now_);  // the gate is in use
+  }
+  const size_t peers = server_.size();
+  tcp::TcpSegment ack;
+  ack.seqno = tcp::Wrap32{1001};
+  ack.ackno = tcp::Wrap32{0x12345678};
+  ack.ack = true;
+  for (uint16_t p = 8000; p < 8100; ++p) {
+    server_.receive(key(p), segment_bytes(ack), now_);
+  }
+  EXPECT_EQ(server_.size(), peers);
+  EXPECT_EQ(server_.stats().drops[PeerDrop::BadCookie], 100u);
+  EXPECT_EQ(server_.stats().cookie_peers, 0u);
+}
 
 TEST_F(PeerHostsLimitTest, SpoofedSynsEvictOnlyPeersThatNeverCompletedAHandshake) {
   // Two real peers complete their handshakes.
