@@ -23,8 +23,100 @@ void add_to(FileReceiver::Totals& t, const FileReceiver::FileOutcome& f) {
 
 }  // namespace
 
+FileReceiver::~FileReceiver() {
+  if (waiting_ != Waiting::None && runner_ != nullptr) {
+    runner_->abandon();
+  }
+}
+
 bool FileReceiver::wants_input() const {
-  return held_input_.empty() && !output_blocked();
+  return held_input_.empty() && !output_blocked() && waiting_ == Waiting::None &&
+         !(state_ == State::AwaitOffer && out_of_offers());
+}
+
+bool FileReceiver::out_of_offers() const {
+  return last_poll_.has_value() && offer_nanotokens_ < kNanotokens;
+}
+
+void FileReceiver::poll(Instant now) {
+  const uint64_t full = uint64_t{policy_.offer_burst} * kNanotokens;
+  if (!last_poll_) {
+    offer_nanotokens_ = full;
+  } else if (now > *last_poll_) {
+    const auto elapsed = static_cast<uint64_t>((now - *last_poll_).count());
+    const uint64_t rate = std::max<uint64_t>(policy_.offers_per_second, 1);
+    // elapsed * rate nanotokens, without overflow: past a full bucket's
+    // worth of time the bucket is full anyway.
+    const uint64_t refill = elapsed >= full / rate ? full : elapsed * rate;
+    offer_nanotokens_ = std::min(full, offer_nanotokens_ + refill);
+  }
+  if (!last_poll_ || now > *last_poll_) {
+    last_poll_ = now;
+  }
+  if (waiting_ != Waiting::None && runner_ != nullptr) {
+    if (auto digest = runner_->result()) {
+      const Waiting kind = waiting_;
+      waiting_ = Waiting::None;
+      on_hashed(kind, *digest);
+    }
+  }
+  parse_held();
+}
+
+std::optional<Duration> FileReceiver::time_until_ready() const {
+  if (held_input_.empty() || state_ != State::AwaitOffer || !out_of_offers() ||
+      waiting_ != Waiting::None) {
+    return std::nullopt;
+  }
+  const uint64_t rate = std::max<uint64_t>(policy_.offers_per_second, 1);
+  return Duration((kNanotokens - offer_nanotokens_ + rate - 1) / rate);
+}
+
+void FileReceiver::parse_held() {
+  // parse() holds the rest again if something blocks it once more.
+  while (!held_input_.empty() && wants_input_besides_held()) {
+    const std::string held = std::move(held_input_);
+    held_input_.clear();
+    parse(held);
+  }
+}
+
+bool FileReceiver::wants_input_besides_held() const {
+  return !output_blocked() && waiting_ == Waiting::None &&
+         !(state_ == State::AwaitOffer && out_of_offers());
+}
+
+void FileReceiver::run_hash(Waiting kind, uint64_t bytes, HashRunner::Job job) {
+  if (runner_ == nullptr || bytes < policy_.inline_hash_bytes) {
+    on_hashed(kind, job());
+    return;
+  }
+  waiting_ = kind;
+  runner_->start(std::move(job));
+}
+
+void FileReceiver::on_hashed(Waiting kind, const HashRunner::Digest& digest) {
+  switch (kind) {
+    case Waiting::ResumePrefix:
+      if (!digest) {
+        held_ = 0;  // unreadable: start over from 0
+        hash_.finish();
+      }
+      accept_offer(digest ? *digest : Sha256Digest{});
+      return;
+    case Waiting::StartPrefix:
+      if (!digest) {
+        write_error(digest.error());
+        return;
+      }
+      begin_data(start_offset_);
+      return;
+    case Waiting::Confirm:
+      confirmed(digest);
+      return;
+    case Waiting::None:
+      return;
+  }
 }
 
 void FileReceiver::consume_output(size_t n) {
@@ -33,17 +125,11 @@ void FileReceiver::consume_output(size_t n) {
     out_.clear();
     out_pos_ = 0;
   }
-  // Room again: parse what was held back (parse() holds the rest again if
-  // the replies fill the output past its bound).
-  while (!held_input_.empty() && !output_blocked()) {
-    const std::string held = std::move(held_input_);
-    held_input_.clear();
-    parse(held);
-  }
+  parse_held();  // room again
 }
 
 void FileReceiver::on_input(std::string_view data) {
-  if (!held_input_.empty() || output_blocked()) {
+  if (!held_input_.empty() || !wants_input_besides_held()) {
     hold(data);
     return;
   }
@@ -71,6 +157,10 @@ void FileReceiver::parse(std::string_view data) {
       held_input_.clear();
       return;  // nothing more is expected: ignore, never buffer
     }
+    if (waiting_ != Waiting::None) {
+      hold(data);  // nothing is parsed while a hash job uses the sink
+      return;
+    }
     if (state_ == State::Receiving) {
       const uint64_t want = offer_.size - position_;
       const auto chunk = data.substr(0, static_cast<size_t>(std::min<uint64_t>(want, data.size())));
@@ -88,7 +178,7 @@ void FileReceiver::parse(std::string_view data) {
       }
       continue;
     }
-    if (output_blocked()) {
+    if (output_blocked() || (state_ == State::AwaitOffer && out_of_offers())) {
       hold(data);  // back-pressure: no more replies until these leave
       return;
     }
@@ -143,6 +233,9 @@ void FileReceiver::on_message(const Message& m) {
 
 void FileReceiver::on_offer(const Offer& offer) {
   ++offers_;
+  if (last_poll_) {
+    offer_nanotokens_ -= std::min(offer_nanotokens_, kNanotokens);
+  }
   confirming_ = false;
   const bool safe = is_safe_path(offer.name);
   FileOutcome outcome;
@@ -224,15 +317,22 @@ void FileReceiver::on_offer(const Offer& offer) {
       return;
     }
   }
+  partial_held_ = partial->held;
   hash_.finish();  // start over
-  if (held_ > 0) {
-    const auto hashed = sink_.hash_prefix(held_, hash_);
-    if (!hashed) {
-      held_ = 0;
-      hash_.finish();
-    }
+  if (held_ == 0) {
+    accept_offer(Sha256Digest{});
+    return;
   }
-  if (held_ < partial->held) {
+  run_hash(Waiting::ResumePrefix, held_, [this, n = held_]() -> HashRunner::Digest {
+    if (const auto hashed = sink_.hash_prefix(n, hash_); !hashed) {
+      return make_unexpected(hashed.error());
+    }
+    return hash_.peek();
+  });
+}
+
+void FileReceiver::accept_offer(const Sha256Digest& prefix_sha256) {
+  if (held_ < partial_held_) {
     // Bytes past what we offer to resume from (an unreadable prefix, or a
     // partial file longer than the file now offered) must go: the sink
     // appends, and the hash covers only what arrives from here on.
@@ -242,10 +342,10 @@ void FileReceiver::on_offer(const Offer& offer) {
       return;
     }
   }
-  session_bytes_ += offer.size - held_;
+  session_bytes_ += offer_.size - held_;
   Accept accept;
   accept.resume_offset = held_;
-  accept.prefix_sha256 = held_ > 0 ? hash_.peek() : Sha256Digest{};
+  accept.prefix_sha256 = held_ > 0 ? prefix_sha256 : Sha256Digest{};
   encode(accept, out_);
   state_ = State::AwaitStart;
 }
@@ -327,46 +427,59 @@ void FileReceiver::on_start(const Start& start) {
     }
     hash_.finish();
     if (start.offset > 0) {
-      const auto hashed = sink_.hash_prefix(start.offset, hash_);
-      if (!hashed) {
-        write_error(hashed.error());
-        return;
-      }
+      start_offset_ = start.offset;
+      run_hash(Waiting::StartPrefix, start.offset,
+               [this, n = start.offset]() -> HashRunner::Digest {
+                 if (const auto hashed = sink_.hash_prefix(n, hash_); !hashed) {
+                   return make_unexpected(hashed.error());
+                 }
+                 return Sha256Digest{};
+               });
+      return;
     }
   }
-  position_ = start.offset;
-  files_.back().resumed_from = start.offset;
+  begin_data(start.offset);
+}
+
+void FileReceiver::begin_data(uint64_t offset) {
+  position_ = offset;
+  files_.back().resumed_from = offset;
   state_ = position_ == offer_.size ? State::AwaitTrailer : State::Receiving;
+}
+
+void FileReceiver::confirmed(const HashRunner::Digest& hashed) {
+  // Nothing was written: the file in place stays as it is either way. Its
+  // SHA-256 goes back only to a sender that showed it has the same bytes.
+  Result result;
+  result.status = ResultStatus::Mismatch;
+  if (!hashed) {
+    files_.back().error =
+        fmt::format("cannot check the existing file, which was kept: {}", hashed.error());
+  } else if (trailer_sha256_ == *hashed) {
+    result.status = ResultStatus::Ok;
+    result.received_sha256 = *hashed;
+    files_.back().sha256 = *hashed;
+    files_.back().ok = true;
+    files_.back().already_present = true;
+  } else {
+    files_.back().error =
+        fmt::format("refused: {}: {} (it differs from the file in place, which was kept)",
+                    to_string(RejectReason::Exists), offer_.name);
+  }
+  encode(result, out_);
+  state_ = State::AwaitOffer;
+  if (result.status == ResultStatus::Ok) {
+    took();
+  } else {
+    refused();
+  }
 }
 
 void FileReceiver::on_trailer(const Trailer& trailer) {
   if (confirming_) {
-    // Nothing was written: the file in place stays as it is either way. Its
-    // SHA-256 goes back only to a sender that showed it has the same bytes.
-    Result result;
-    result.status = ResultStatus::Mismatch;
-    const auto hashed = sink_.hash_existing(offer_.name);
-    if (!hashed) {
-      files_.back().error =
-          fmt::format("cannot check the existing file, which was kept: {}", hashed.error());
-    } else if (trailer.sha256 == *hashed) {
-      result.status = ResultStatus::Ok;
-      result.received_sha256 = *hashed;
-      files_.back().sha256 = *hashed;
-      files_.back().ok = true;
-      files_.back().already_present = true;
-    } else {
-      files_.back().error =
-          fmt::format("refused: {}: {} (it differs from the file in place, which was kept)",
-                      to_string(RejectReason::Exists), offer_.name);
-    }
-    encode(result, out_);
-    state_ = State::AwaitOffer;
-    if (result.status == ResultStatus::Ok) {
-      took();
-    } else {
-      refused();
-    }
+    trailer_sha256_ = trailer.sha256;
+    run_hash(Waiting::Confirm, offer_.size,
+             [this, name = offer_.name] { return sink_.hash_existing(name); });
     return;
   }
   const Sha256Digest got = hash_.finish();

@@ -26,7 +26,9 @@
 
 #include "proto/content_hash.hh"
 #include "proto/file_source.hh"
+#include "proto/hash_runner.hh"
 #include "proto/transfer_messages.hh"
+#include "util/time.hh"
 
 namespace tinytcp::proto {
 
@@ -52,6 +54,14 @@ struct ReceiverPolicy {
   // Input held back unparsed before the session fails: a sender that keeps
   // sending while its replies cannot leave.
   size_t max_held_input_bytes = 1 << 20;
+  // OFFERs per second after a burst (a token bucket); only once poll() has
+  // given the receiver the time.
+  uint32_t offers_per_second = 1000;
+  uint32_t offer_burst = 1000;
+  // Whole-file hashes shorter than this run in the caller's thread even
+  // with a HashRunner (about 30 ms at 2 GB/s): a job's round trip through
+  // the app's loop would cost more than it saves.
+  uint64_t inline_hash_bytes = 64ull << 20;
 };
 
 class FileReceiver {
@@ -92,17 +102,34 @@ class FileReceiver {
   static constexpr size_t kMaxRecordedBadName = 256;
 
   // `hash` (not owned, outliving the receiver) computes the files' SHA-256;
-  // null: an InlineContentHash of its own.
-  FileReceiver(FileSink& sink, ReceiverPolicy policy, ContentHash* hash = nullptr)
-      : sink_(sink), policy_(policy), hash_(hash != nullptr ? *hash : inline_hash_) {}
+  // null: an InlineContentHash of its own. `runner` (not owned, outliving
+  // the receiver) runs the hashes that read whole files from the sink; null:
+  // they run inside on_input().
+  FileReceiver(FileSink& sink, ReceiverPolicy policy, ContentHash* hash = nullptr,
+               HashRunner* runner = nullptr)
+      : sink_(sink),
+        policy_(policy),
+        hash_(hash != nullptr ? *hash : inline_hash_),
+        runner_(runner) {}
+  // Waits for a hash job still running (it uses the sink).
+  ~FileReceiver();
+  FileReceiver(const FileReceiver&) = delete;
+  FileReceiver& operator=(const FileReceiver&) = delete;
 
   // Takes every byte; what cannot be parsed now (output over its bound) is
   // held and parsed as consume_output() makes room.
   void on_input(std::string_view data);
-  // False while replies wait past ReceiverPolicy::max_output_bytes or input
-  // is held back: the driver should stop reading the stream until it is true
-  // again (after consume_output()).
+  // False while replies wait past ReceiverPolicy::max_output_bytes, a hash
+  // job runs, the OFFER rate is spent or input is held back: the driver
+  // should stop reading the stream until it is true again (after
+  // consume_output() or poll()).
   bool wants_input() const;
+  // Call on every pass of the driver's loop: takes a finished hash job's
+  // result, refills the OFFER rate from `now`, and goes on with held input.
+  void poll(Instant now);
+  // How long until the OFFER rate lets held input go on (nothing: not
+  // waiting for the time).
+  std::optional<Duration> time_until_ready() const;
   std::string_view output() const { return std::string_view(out_).substr(out_pos_); }
   void consume_output(size_t n);
 
@@ -118,7 +145,20 @@ class FileReceiver {
   uint64_t position() const { return position_; }
 
  private:
+  static constexpr uint64_t kNanotokens = 1'000'000'000;  // one OFFER
+  enum class Waiting { None, ResumePrefix, StartPrefix, Confirm };
+
   void parse(std::string_view data);
+  void parse_held();
+  bool wants_input_besides_held() const;
+  bool out_of_offers() const;
+  // Runs `job` (reading `bytes` of a file) in runner_ or, for short ones or
+  // without a runner, now; on_hashed() goes on with its result.
+  void run_hash(Waiting kind, uint64_t bytes, HashRunner::Job job);
+  void on_hashed(Waiting kind, const HashRunner::Digest& digest);
+  void accept_offer(const Sha256Digest& prefix_sha256);
+  void begin_data(uint64_t offset);
+  void confirmed(const HashRunner::Digest& hashed);
   bool output_blocked() const { return out_.size() - out_pos_ > policy_.max_output_bytes; }
   void hold(std::string_view data);
   void add_record(FileOutcome outcome);
@@ -151,8 +191,15 @@ class FileReceiver {
   uint64_t offers_ = 0;
   uint64_t session_bytes_ = 0;  // file bytes this session was allowed to bring
   uint32_t refusals_in_a_row_ = 0;
+  Waiting waiting_ = Waiting::None;  // for runner_'s job
+  uint64_t partial_held_ = 0;        // what the partial file held when opened
+  uint64_t start_offset_ = 0;
+  Sha256Digest trailer_sha256_{};
+  std::optional<Instant> last_poll_;  // the OFFER rate applies once set
+  uint64_t offer_nanotokens_ = 0;     // 1e9 per OFFER
   InlineContentHash inline_hash_;
   ContentHash& hash_;
+  HashRunner* runner_;
   std::vector<FileOutcome> files_;
   uint64_t records_dropped_ = 0;
   Totals dropped_totals_;

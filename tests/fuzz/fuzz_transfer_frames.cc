@@ -59,12 +59,38 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   NullSink sink;
   tinytcp::proto::ReceiverPolicy policy;
   policy.max_size = 1 << 20;
+  policy.max_records = 64;
+  policy.offer_burst = 50;
+  policy.offers_per_second = 100;
   tinytcp::proto::FileReceiver receiver(sink, policy);
-  const std::string_view input(reinterpret_cast<const char*>(data), size);
-  // Feed in two pieces to exercise frame boundaries.
-  const size_t split = size > 0 ? data[0] % (size + 1) : 0;
-  receiver.on_input(input.substr(0, split));
-  receiver.on_input(input.substr(split));
-  TINYTCP_CHECK(receiver.output().size() < 1'000'000);
+  if (size == 0) {
+    return 0;
+  }
+  // The first byte picks the piece size and whether the peer reads our
+  // replies (a sender whose window stays at zero does not) and whether time
+  // passes (the OFFER rate).
+  const uint8_t mode = data[0];
+  const size_t piece = 1 + static_cast<size_t>(mode & 0x1f) * 37;
+  const bool reads_replies = (mode & 0x20) != 0;
+  const bool polls = (mode & 0x40) != 0;
+  std::string_view input(reinterpret_cast<const char*>(data) + 1, size - 1);
+  tinytcp::Instant now{};
+  while (!input.empty()) {
+    const auto chunk = input.substr(0, piece);
+    input.remove_prefix(chunk.size());
+    receiver.on_input(chunk);
+    // Replies stay bounded whatever the peer does: held input is never
+    // parsed into more replies past the bound.
+    TINYTCP_CHECK(receiver.output().size() <=
+                  policy.max_output_bytes + tinytcp::proto::kMaxFrameBody + 64);
+    TINYTCP_CHECK(receiver.files().size() <= policy.max_records);
+    if (reads_replies) {
+      receiver.consume_output(receiver.output().size());
+    }
+    if (polls) {
+      now += std::chrono::milliseconds(10);
+      receiver.poll(now);
+    }
+  }
   return 0;
 }
