@@ -223,14 +223,15 @@ class TunStreamServer : public StreamServer {
 
 // ---------------------------------------------------------------- kernel
 
-// The fds the server polls, and whether each has output waiting.
-using PollSet = std::map<int, bool>;
+// The fds the server polls, each with the events it waits for: POLLOUT while
+// output waits, POLLIN unless the endpoint holds input back.
+using PollSet = std::map<int, short>;
 
 class KernelServerStream : public ServerStream {
  public:
   KernelServerStream(int fd, std::shared_ptr<PollSet> polled, uint32_t address, uint16_t port)
       : fd_(fd), polled_(std::move(polled)), address_(address), peer_(ipv4_text(address, port)) {
-    (*polled_)[fd_] = false;
+    (*polled_)[fd_] = POLLIN;
     unacknowledged_ = kernel_unacknowledged(fd_);
   }
   ~KernelServerStream() override { release(); }
@@ -258,9 +259,11 @@ class KernelServerStream : public ServerStream {
       }
       break;
     }
-    (*polled_)[fd_] = !io.output().empty();
+    const bool wants_input = !io.wants_input || io.wants_input();
+    (*polled_)[fd_] =
+        static_cast<short>((wants_input ? POLLIN : 0) | (io.output().empty() ? 0 : POLLOUT));
     buffer_.resize(kKernelReadBuffer);
-    for (size_t read = 0; read < kKernelReadPerPass;) {
+    for (size_t read = 0; read < kKernelReadPerPass && (!io.wants_input || io.wants_input());) {
       const ssize_t n = ::recv(fd_, buffer_.data(), buffer_.size(), MSG_DONTWAIT);
       if (n > 0) {
         io.input(std::string_view(buffer_).substr(0, static_cast<size_t>(n)));
@@ -370,8 +373,8 @@ class KernelStreamServer : public StreamServer {
     } else {
       fds.push_back(pollfd{fd_, POLLIN, 0});
     }
-    for (const auto& [fd, want_write] : *polled_) {
-      fds.push_back(pollfd{fd, static_cast<short>(POLLIN | (want_write ? POLLOUT : 0)), 0});
+    for (const auto& [fd, events] : *polled_) {
+      fds.push_back(pollfd{fd, events, 0});
     }
     static_cast<void>(::poll(fds.data(), fds.size(), timeout_ms));
   }
@@ -405,7 +408,8 @@ StepOutcome step_stack_stream(stack::Host& host, stack::SocketId id, const PumpI
       written += n;
       moved = true;
     }
-    for (std::string_view in = host.peek(id); !in.empty(); in = host.peek(id)) {
+    for (std::string_view in = host.peek(id); !in.empty() && (!io.wants_input || io.wants_input());
+         in = host.peek(id)) {
       io.input(in);
       host.consume(id, in.size(), now);
       moved = true;

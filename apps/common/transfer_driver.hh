@@ -20,6 +20,9 @@ struct PumpIo {
   std::function<void(size_t)> consume;
   std::function<void(std::string_view)> input;
   std::function<bool()> done;
+  // While false, input is left in the stream (back-pressure: the endpoint's
+  // replies are not leaving). Unset: input is always wanted.
+  std::function<bool()> wants_input;
   std::function<void()> tick;  // called at least every 100 ms (progress)
 };
 

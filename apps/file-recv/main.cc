@@ -28,6 +28,8 @@
 #include <CLI/CLI.hpp>
 
 #include "common/name_claims.hh"
+#include "common/posix_file.hh"
+#include "common/receiver_limits.hh"
 #include "common/stream_server.hh"
 #include "common/transfer_driver.hh"
 #include "receive_session.hh"
@@ -87,6 +89,8 @@ int run(int argc, char** argv) {
                  "udp: senders whose handshake is in progress; past it the oldest is forgotten")
       ->check(CLI::Range(1, 1000000))
       ->capture_default_str();
+  apps::ReceiverLimits session_limits;
+  apps::add_receiver_limit_flags(app, session_limits);
   app.add_flag("--json", json, "Print each file's summary as JSON");
   app.add_flag("-v,--verbose", verbose, "More logging (repeat for trace)");
   app.add_flag("-q,--quiet", quiet, "Errors only");
@@ -106,6 +110,7 @@ int run(int argc, char** argv) {
   settings.output = output;
   settings.policy.force = force;
   settings.policy.max_size = max_size;
+  session_limits.apply(settings.policy);
   settings.direct_io = !buffered;
   settings.idle_timeout =
       std::chrono::duration_cast<Duration>(std::chrono::duration<double>(idle_timeout));
@@ -115,7 +120,19 @@ int run(int argc, char** argv) {
   apps::Progress progress("receiving");
   bool all_ok = true;
   size_t started = 0;
+  double next_partial_sweep = 0;
   for (;;) {
+    // Partial files no session completed for --partial-ttl go, checked at
+    // most hourly and only while no session runs (one could be resuming).
+    if (sessions.empty() && session_limits.partial_ttl.count() > 0 &&
+        apps::monotonic_seconds() >= next_partial_sweep) {
+      apps::PosixFileSink sweeper(output, false, false);
+      if (const size_t removed = sweeper.remove_stale_partials(session_limits.partial_ttl)) {
+        spdlog::info("removed {} partial files older than {} s", removed,
+                     session_limits.partial_ttl.count());
+      }
+      next_partial_sweep = apps::monotonic_seconds() + 3600;
+    }
     while (!once || started == 0) {
       auto stream = server->accept();
       if (!stream) {

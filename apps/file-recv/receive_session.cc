@@ -8,6 +8,7 @@
 
 #include "common/posix_file.hh"
 #include "common/transfer_driver.hh"
+#include "util/printable.hh"
 
 namespace tinytcp::apps {
 
@@ -138,7 +139,7 @@ void ReceiveSession::report(bool json) const {
     }
     if (json) {
       nlohmann::json j;
-      j["file"] = f.name;
+      j["file"] = printable(f.name);  // a name from the network: maybe not UTF-8
       j["peer"] = peer_;
       j["size"] = f.size;
       j["resumed_from"] = f.resumed_from;
@@ -150,12 +151,12 @@ void ReceiveSession::report(bool json) const {
         j["already_present"] = true;
       }
       if (!f.ok) {
-        j["error"] = f.error.empty() ? kInterrupted : f.error;
+        j["error"] = f.error.empty() ? kInterrupted : printable(f.error);
       }
       std::cout << j.dump() << std::endl;
     } else if (f.ok) {
       std::cout << fmt::format(
-                       "{}: {} bytes, {} (sha256={}){}, from {}\n", f.name, f.size,
+                       "{}: {} bytes, {} (sha256={}){}, from {}\n", printable(f.name), f.size,
                        f.already_present ? "already present and identical" : "integrity verified",
                        to_hex(f.sha256),
                        f.resumed_from > 0 && !f.already_present
@@ -164,8 +165,8 @@ void ReceiveSession::report(bool json) const {
                        peer_)
                 << std::flush;
     } else {
-      std::fprintf(stderr, "file-recv: %s (from %s): %s\n", f.name.c_str(), peer_.c_str(),
-                   f.error.empty() ? kInterrupted : f.error.c_str());
+      std::fprintf(stderr, "file-recv: %s (from %s): %s\n", printable(f.name).c_str(),
+                   peer_.c_str(), f.error.empty() ? kInterrupted : printable(f.error).c_str());
     }
   }
   // A session summary when the session was more than one file.
@@ -201,12 +202,12 @@ void ReceiveSession::report(bool json) const {
   }
   if (receiver_.state() == State::Failed && !receiver_.error().empty() && all.empty()) {
     std::fprintf(stderr, "file-recv: session from %s: %s\n", peer_.c_str(),
-                 receiver_.error().c_str());
+                 printable(receiver_.error()).c_str());
   }
   if (outcome_ &&
       (outcome_->result == PumpResult::Timeout || outcome_->result == PumpResult::Error)) {
     std::fprintf(stderr, "file-recv: session from %s ended: %s\n", peer_.c_str(),
-                 outcome_->error.c_str());
+                 printable(outcome_->error).c_str());
   }
 }
 
