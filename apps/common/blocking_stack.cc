@@ -35,6 +35,9 @@ struct BlockingStack::Bridge {
   bool app_eof = false;     // the app shut its write side (or closed)
   bool blocked = false;     // the pair is full towards the app
   bool fin_to_app = false;  // the peer's FIN was passed on
+  bool app_closed = false;  // the app closed its fd: only `pending` is left to send
+  std::string pending;      // what the app wrote before closing, from pending_pos on
+  size_t pending_pos = 0;
 };
 
 BlockingStack::BlockingStack(RuntimeOptions options)
@@ -58,10 +61,23 @@ BlockingStack::BlockingStack(RuntimeOptions options)
 BlockingStack::~BlockingStack() {
   post([this] {
     for (auto& [id, bridge] : bridges_) {
-      runtime_->loop().remove_fd(bridge->end.get());
+      if (bridge->watched) {
+        runtime_->loop().remove_fd(bridge->end.get());
+      }
       runtime_->host().abort(id, runtime_->now());
     }
     bridges_.clear();
+    spare_.reset();
+    {
+      std::lock_guard lock(mutex_);
+      for (auto& [port, queue] : accepted_) {
+        for (const int fd : queue) {
+          ::close(fd);
+          ++stats_.closed_unaccepted;
+        }
+        queue.clear();
+      }
+    }
     quit_ = true;
   });
   thread_.join();
@@ -116,32 +132,89 @@ void BlockingStack::drain() {
   handling_ = false;
 }
 
-BlockingStack::Bridge& BlockingStack::open_bridge(stack::SocketId id) {
+std::unique_ptr<BlockingStack::Bridge> BlockingStack::make_bridge() {
   int pair[2];
   if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0) {
-    throw std::system_error(errno, std::generic_category(), "socketpair");
+    return nullptr;
   }
   for (const int fd : pair) {
     ::setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &kPairBuffer, sizeof kPairBuffer);
   }
   auto bridge = std::make_unique<Bridge>();
-  bridge->id = id;
   bridge->end.reset(pair[0]);
   bridge->app.reset(pair[1]);
   bridge->app_fd = pair[1];
   ::fcntl(pair[0], F_SETFL, ::fcntl(pair[0], F_GETFL) | O_NONBLOCK);
+  return bridge;
+}
+
+BlockingStack::Bridge& BlockingStack::add_bridge(stack::SocketId id,
+                                                 std::unique_ptr<Bridge> bridge) {
+  bridge->id = id;
   {
     std::lock_guard lock(mutex_);
-    errors_.erase(pair[1]);
+    errors_.erase(bridge->app_fd);
   }
   auto& b = *bridge;
   bridges_[id] = std::move(bridge);
   return b;
 }
 
+// Takes connections from the Host's listener while fewer than the backlog
+// wait for accept(). The pair is made first, so a connection is only taken
+// when it can be bridged; without fds it stays in the Host's backlog.
+void BlockingStack::accept_from_host(uint16_t port) {
+  const auto l = listeners_.find(port);
+  if (l == listeners_.end()) {
+    return;
+  }
+  Listening& listening = l->second;
+  for (;;) {
+    {
+      std::lock_guard lock(mutex_);
+      if (accepted_[port].size() >= listening.backlog) {
+        return;
+      }
+    }
+    if (!spare_) {
+      spare_ = make_bridge();
+      if (!spare_) {
+        ++stats_.pair_failures;
+        spdlog::debug("blocking stack: no socket pair for a connection to port {}: {}; retrying",
+                      port, std::strerror(errno));
+        if (!listening.retry_armed) {
+          listening.retry_armed = true;
+          runtime_->loop().add_timer_after(std::chrono::milliseconds(100), [this, port] {
+            listeners_[port].retry_armed = false;
+            handling_ = true;
+            accept_from_host(port);
+            drain();
+          });
+        }
+        return;
+      }
+    }
+    const auto accepted = runtime_->host().accept(listening.id);
+    if (!accepted) {
+      return;
+    }
+    Bridge& b = add_bridge(*accepted, std::move(spare_));
+    {
+      std::lock_guard lock(mutex_);
+      accepted_[port].push_back(b.app.release());
+    }
+    accepted_cv_.notify_all();
+    watch(b);
+    to_app(b);
+  }
+}
+
 // Readable from the app while the send buffer has room and the app has not
 // finished; writable towards the app while it is full.
 void BlockingStack::watch(Bridge& b) {
+  if (b.app_closed) {
+    return;
+  }
   const auto info = runtime_->host().info(b.id);
   uint32_t events = 0;
   if (!b.app_eof && info && info->writable_bytes > 0) {
@@ -179,9 +252,7 @@ void BlockingStack::on_ready(stack::SocketId id, uint32_t ready) {
     from_app(bridge);
   }
   if (bridges_.count(id) != 0 && (ready & (io::EventLoop::kHangUp | io::EventLoop::kError))) {
-    // The app closed its end: nothing more goes either way.
-    runtime_->host().close(id, runtime_->now());
-    finish(id, {});
+    on_app_closed(bridge);
     return;
   }
   if (bridges_.count(id) != 0) {
@@ -214,7 +285,59 @@ void BlockingStack::from_app(Bridge& b) {
   }
 }
 
+// The app closed its fd. What it wrote is still in the pair, maybe more than
+// the send buffer takes now: take all of it (the pair's buffers bound it) and
+// send it before our FIN, or the peer would see a normal end of a truncated
+// stream.
+void BlockingStack::on_app_closed(Bridge& b) {
+  if (b.watched) {
+    runtime_->loop().remove_fd(b.end.get());
+    b.watched = false;
+  }
+  b.app_closed = true;
+  while (!b.app_eof) {
+    const ssize_t n = ::read(b.end.get(), buffer_.data(), buffer_.size());
+    if (n > 0) {
+      if (b.pending.size() + static_cast<size_t>(n) > kMaxFlushBytes) {
+        ++stats_.reset_after_close;
+        const stack::SocketId id = b.id;
+        runtime_->host().abort(id, runtime_->now());
+        finish(id, {});
+        return;
+      }
+      b.pending.append(buffer_.data(), static_cast<size_t>(n));
+    } else if (n < 0 && errno == EINTR) {
+      continue;
+    } else {
+      b.app_eof = true;  // EOF, or an error: nothing more will come
+    }
+  }
+  if (!b.pending.empty()) {
+    ++stats_.flushed_after_close;
+  }
+  flush_after_close(b);
+}
+
+void BlockingStack::flush_after_close(Bridge& b) {
+  auto& host = runtime_->host();
+  while (b.pending_pos < b.pending.size()) {
+    const size_t n =
+        host.write(b.id, std::string_view(b.pending).substr(b.pending_pos), runtime_->now());
+    if (n == 0) {
+      return;  // continue on Writable
+    }
+    b.pending_pos += n;
+  }
+  // Our FIN after every byte; a RST instead if the peer's bytes went unread.
+  const stack::SocketId id = b.id;
+  host.close(id, runtime_->now());
+  finish(id, {});
+}
+
 void BlockingStack::to_app(Bridge& b) {
+  if (b.app_closed) {
+    return;  // nobody reads: left to Host::close
+  }
   auto& host = runtime_->host();
   for (std::string_view data = host.peek(b.id); !data.empty(); data = host.peek(b.id)) {
     const ssize_t n = ::send(b.end.get(), data.data(), data.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
@@ -226,10 +349,7 @@ void BlockingStack::to_app(Bridge& b) {
       b.blocked = true;
       return;
     } else {
-      // EPIPE: the app closed its end; what the peer still sends is unwanted.
-      const stack::SocketId id = b.id;
-      host.close(id, runtime_->now());
-      finish(id, {});
+      on_app_closed(b);  // EPIPE: the app closed its end
       return;
     }
   }
@@ -242,19 +362,10 @@ void BlockingStack::to_app(Bridge& b) {
 
 void BlockingStack::handle(stack::SocketId id, stack::SocketEvent event) {
   if (event == stack::SocketEvent::Acceptable) {
-    for (const auto& [port, listener] : listeners_) {
-      if (listener != id) {
-        continue;
-      }
-      while (const auto accepted = runtime_->host().accept(listener)) {
-        Bridge& b = open_bridge(*accepted);
-        watch(b);
-        to_app(b);
-        {
-          std::lock_guard lock(mutex_);
-          accepted_[port].push_back(b.app.release());
-        }
-        accepted_cv_.notify_all();
+    for (const auto& [port, listening] : listeners_) {
+      if (listening.id == id) {
+        accept_from_host(port);
+        break;
       }
     }
     return;
@@ -276,9 +387,11 @@ void BlockingStack::handle(stack::SocketId id, stack::SocketEvent event) {
       to_app(b);
       break;
     case stack::SocketEvent::Writable:
-      if (bridges_.count(id) != 0) {
-        from_app(b);
+      if (b.app_closed) {
+        flush_after_close(b);
+        return;
       }
+      from_app(b);
       break;
     case stack::SocketEvent::Closed: {
       to_app(b);
@@ -325,6 +438,13 @@ int BlockingStack::connect(wire::Ipv4Address remote, uint16_t port, Duration tim
   auto result = promise->get_future();
   auto id = std::make_shared<stack::SocketId>(0);
   post([this, promise, id, remote, port] {
+    auto bridge = make_bridge();
+    if (!bridge) {
+      ++stats_.pair_failures;
+      promise->set_exception(std::make_exception_ptr(
+          std::runtime_error(fmt::format("no socket pair: {}", std::strerror(errno)))));
+      return;
+    }
     const auto socket = runtime_->host().connect(remote, port, runtime_->now());
     if (!socket) {
       promise->set_exception(
@@ -332,7 +452,7 @@ int BlockingStack::connect(wire::Ipv4Address remote, uint16_t port, Duration tim
       return;
     }
     *id = *socket;
-    open_bridge(*socket).connecting = promise;
+    add_bridge(*socket, std::move(bridge)).connecting = promise;
   });
   const auto what = [&](const std::string& why) {
     return std::runtime_error(fmt::format("cannot reach {}:{}: {}", remote, port, why));
@@ -366,7 +486,8 @@ void BlockingStack::listen(uint16_t port, size_t backlog) {
     if (!listener) {
       return std::string(stack::to_string(listener.error()));
     }
-    listeners_[port] = *listener;
+    listeners_[port] =
+        Listening{*listener, backlog != 0 ? backlog : host.config().default_backlog, false};
     return std::nullopt;
   });
   if (error) {
@@ -375,13 +496,17 @@ void BlockingStack::listen(uint16_t port, size_t backlog) {
 }
 
 int BlockingStack::accept(uint16_t port, Duration timeout) {
-  std::unique_lock lock(mutex_);
-  auto& queue = accepted_[port];
-  if (!accepted_cv_.wait_for(lock, timeout, [&] { return !queue.empty(); })) {
-    return -1;
+  int fd = -1;
+  {
+    std::unique_lock lock(mutex_);
+    auto& queue = accepted_[port];
+    if (!accepted_cv_.wait_for(lock, timeout, [&] { return !queue.empty(); })) {
+      return -1;
+    }
+    fd = queue.front();
+    queue.pop_front();
   }
-  const int fd = queue.front();
-  queue.pop_front();
+  post([this, port] { accept_from_host(port); });  // room for one more
   return fd;
 }
 

@@ -16,7 +16,18 @@
 //   peer's FIN           -> shutdown(SHUT_WR) of the bridge end: the app reads EOF
 //   reset or timeout     -> the bridge end is closed: the app reads EOF, and
 //                           last_error(fd) says why
-//   app closes its fd    -> Host::close (graceful; an abort if data was unread)
+//   app closes its fd    -> what it wrote and is still in the pair is taken
+//                           (bounded by the pair's buffers) and sent, then
+//                           Host::close: our FIN after every byte (an abort,
+//                           so a RST, if the peer's data was left unread)
+//
+// Connections are taken from the Host's listener only while fewer than
+// `backlog` wait for accept(); the rest wait in the Host's own bounded
+// backlog (past it the Host resets them), and each accept() makes room for
+// one more. Running out of file descriptors for a pair (EMFILE, ENFILE) is
+// counted and retried 100 ms later on accept, and fails connect() with that
+// error; never an exception on the stack thread. Fds still queued for accept()
+// are closed with the stack.
 //
 // Calls from the app thread are posted to the stack thread and waited for;
 // the stack itself stays single-threaded.
@@ -41,8 +52,18 @@
 
 namespace tinytcp::apps {
 
+struct BlockingStackStats {
+  uint64_t pair_failures = 0;        // no socket pair for a connection (EMFILE, ENFILE, ...)
+  uint64_t flushed_after_close = 0;  // apps that closed with bytes still in the pair: sent
+  uint64_t reset_after_close = 0;    // ... or reset: more than kMaxFlushBytes left
+  uint64_t closed_unaccepted = 0;    // queued for accept() when the stack went
+};
+
 class BlockingStack {
  public:
+  // Bytes an app that closed its fd may leave in the pair to be sent; past
+  // it the connection is reset (the pair's buffers hold far less).
+  static constexpr size_t kMaxFlushBytes = 16 << 20;
   // Opens the device and starts the stack thread; throws std::runtime_error
   // (one line for the user) like StackRuntime.
   explicit BlockingStack(RuntimeOptions options);
@@ -65,6 +86,10 @@ class BlockingStack {
   // a timeout); empty while it is open or after a normal close.
   std::string last_error(int fd) const;
 
+  BlockingStackStats stats() {
+    return with_host([this](stack::Host&) { return stats_; });
+  }
+
   // Runs `f` on the stack thread with the Host and waits for it (counters,
   // connection state).
   template <typename F>
@@ -86,7 +111,12 @@ class BlockingStack {
   void drain();
   void handle(stack::SocketId id, stack::SocketEvent event);
   void on_ready(stack::SocketId id, uint32_t ready);
-  Bridge& open_bridge(stack::SocketId id);
+  // A socket pair for the next bridge, or nullptr (errno set).
+  std::unique_ptr<Bridge> make_bridge();
+  Bridge& add_bridge(stack::SocketId id, std::unique_ptr<Bridge> bridge);
+  void accept_from_host(uint16_t port);
+  void on_app_closed(Bridge& b);
+  void flush_after_close(Bridge& b);
   void watch(Bridge& b);
   void from_app(Bridge& b);
   void to_app(Bridge& b);
@@ -102,7 +132,14 @@ class BlockingStack {
   std::map<int, std::string> errors_;             // app fd -> why it ended
 
   // Stack thread only.
-  std::map<uint16_t, stack::SocketId> listeners_;
+  struct Listening {
+    stack::SocketId id = 0;
+    size_t backlog = 0;  // fds queued for accept() at most
+    bool retry_armed = false;
+  };
+  std::map<uint16_t, Listening> listeners_;
+  std::unique_ptr<Bridge> spare_;  // made but not used: the Host had no connection
+  BlockingStackStats stats_;
   std::map<stack::SocketId, std::unique_ptr<Bridge>> bridges_;
   std::vector<char> buffer_;
   std::deque<std::pair<stack::SocketId, stack::SocketEvent>> events_;

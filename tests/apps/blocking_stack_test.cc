@@ -3,7 +3,9 @@
 
 #include "common/blocking_stack.hh"
 
+#include <dirent.h>
 #include <netinet/in.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 #include <cerrno>
@@ -11,6 +13,7 @@
 
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -65,6 +68,19 @@ std::string read_to_eof(int fd) {
     }
     out.append(buf, static_cast<size_t>(n));
   }
+}
+
+// Open file descriptors of this process.
+int open_fds() {
+  int n = 0;
+  if (DIR* d = ::opendir("/proc/self/fd")) {
+    while (const dirent* e = ::readdir(d)) {
+      n += e->d_name[0] != '.';
+    }
+    ::closedir(d);
+    --n;  // the directory stream's own fd
+  }
+  return n;
 }
 
 std::string random_bytes(size_t n) {
@@ -187,6 +203,131 @@ TEST_F(BlockingStackTest, ResetReachesTheAppAsEofWithTheReason) {
   EXPECT_NE(client_.last_error(fd).find("reset"), std::string::npos) << client_.last_error(fd);
   ::close(fd);
   ::close(accepted);
+}
+
+// Issue 21 item 11: the app writes more than the stack's send buffer takes
+// and closes its fd at once (no shutdown first). What is still in the pair
+// then must reach the peer before our FIN, not be dropped under a normal FIN.
+TEST_F(BlockingStackTest, ClosingWithBytesStillQueuedDeliversThemAll) {
+  server_.listen(kPort);
+  const std::string data = random_bytes(8 << 20);
+  std::string got;
+  std::string error = "not looked up";
+  std::thread client([&] {
+    const int fd = client_.connect(kServer, kPort, seconds(5));
+    char buf[16384];
+    for (;;) {  // a slow reader: the server's buffers stay full
+      const ssize_t n = ::read(fd, buf, sizeof buf);
+      if (n <= 0) {
+        break;
+      }
+      got.append(buf, static_cast<size_t>(n));
+      std::this_thread::sleep_for(milliseconds(1));
+    }
+    error = client_.last_error(fd);
+    ::close(fd);
+  });
+  const int fd = server_.accept(kPort, seconds(5));
+  ASSERT_GE(fd, 0);
+  write_all(fd, data);
+  ::close(fd);
+  client.join();
+  EXPECT_EQ(error, "");
+  EXPECT_EQ(got.size(), data.size());
+  EXPECT_TRUE(got == data);
+  EXPECT_EQ(server_.stats().flushed_after_close, 1u);  // the case did arise
+}
+
+// Issue 21 item 12: connections nobody accepts wait in the Host's bounded
+// backlog, not as an unbounded queue of socket pairs.
+TEST_F(BlockingStackTest, UnacceptedConnectionsAreBoundedByTheBacklog) {
+  constexpr int kBacklog = 2;
+  constexpr int kClients = 8;
+  server_.listen(kPort, kBacklog);
+  const int before = open_fds();
+  std::vector<int> clients;
+  for (int i = 0; i < kClients; ++i) {
+    clients.push_back(client_.connect(kServer, kPort, seconds(5)));
+  }
+  std::this_thread::sleep_for(milliseconds(300));  // the last ACKs reach the server
+  // Each client holds its fd and at most its bridge's end; the server at most
+  // a pair per connection it queued for accept().
+  EXPECT_LE(open_fds() - before, 2 * kClients + 2 * kBacklog);
+  int accepted = 0;
+  for (int fd; (fd = server_.accept(kPort, milliseconds(300))) >= 0;) {
+    ++accepted;
+    ::close(fd);
+  }
+  EXPECT_EQ(accepted, 2 * kBacklog);  // ours, then the Host's backlog; the rest were reset
+  for (const int fd : clients) {
+    ::close(fd);
+  }
+}
+
+// Issue 21 item 12: running out of file descriptors while accepting does not
+// end the process; the connection is taken once fds are free again.
+TEST_F(BlockingStackTest, RunningOutOfFdsWhileAcceptingIsSurvived) {
+  server_.listen(kPort);
+  {
+    // A whole connection first: the sanitizers' type checks then have their
+    // cache warm and need no fds of their own while there are none.
+    const int warm = client_.connect(kServer, kPort, seconds(5));
+    const int warm_accepted = server_.accept(kPort, seconds(5));
+    ASSERT_GE(warm_accepted, 0);
+    write_all(warm, "warm");
+    ::shutdown(warm, SHUT_WR);
+    EXPECT_EQ(read_to_eof(warm_accepted), "warm");
+    ::close(warm_accepted);
+    ::close(warm);
+  }
+  rlimit old{};
+  ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &old), 0);
+  // Leave exactly two fds free: the client's pair fits, the server's does not.
+  std::vector<int> fillers;
+  for (int fd; (fd = ::dup(0)) >= 0;) {
+    fillers.push_back(fd);
+    if (fillers.size() > 100000) {
+      break;
+    }
+  }
+  rlimit tight = old;
+  tight.rlim_cur = static_cast<rlim_t>(fillers.back()) + 1;
+  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &tight), 0);
+  for (int i = 0; i < 2; ++i) {
+    ::close(fillers.back());
+    fillers.pop_back();
+  }
+  const int fd = client_.connect(kServer, kPort, seconds(5));
+  ASSERT_GE(fd, 0);
+  std::this_thread::sleep_for(milliseconds(300));  // the server fails to make a pair meanwhile
+  for (const int f : fillers) {
+    ::close(f);
+  }
+  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &old), 0);
+  EXPECT_GE(server_.stats().pair_failures, 1u);  // EMFILE did happen
+  const int accepted = server_.accept(kPort, seconds(5));
+  ASSERT_GE(accepted, 0);
+  write_all(fd, "still here");
+  ::shutdown(fd, SHUT_WR);
+  EXPECT_EQ(read_to_eof(accepted), "still here");
+  ::close(accepted);
+  ::close(fd);
+}
+
+// Issue 21 item 12: connections queued for accept() are closed with the stack.
+TEST(BlockingStackLifetimeTest, QueuedConnectionsAreClosedOnDestruction) {
+  const uint16_t a = free_udp_port();
+  const uint16_t b = free_udp_port();
+  const int before = open_fds();
+  {
+    BlockingStack server(tunnel_end(kServer, a, b));
+    BlockingStack client(tunnel_end(kClient, b, a));
+    server.listen(kPort);
+    const int fd = client.connect(kServer, kPort, seconds(5));
+    std::this_thread::sleep_for(milliseconds(300));  // the server queues it
+    ::close(fd);
+  }
+  EXPECT_EQ(open_fds(), before);
 }
 
 }  // namespace
