@@ -115,27 +115,27 @@ void HttpFileServer::add(stack::SocketId id, Instant now) {
   c->accepted = now;
   c->last_progress = now;
   conns_.emplace(id, std::move(c));
+  awaiting_head_.emplace_back(now, id);
   ++stats_.connections;
   on_event(id, stack::SocketEvent::Readable, now);
 }
 
 // Past max_connections the oldest connection still waiting for its request
-// head goes: a flood of half-sent requests then delays a good client by at
-// most the flood's own turnover, never locks it out.
+// head goes (awaiting_head_ is in accept order; entries of connections that
+// moved on are skipped): a flood of half-sent requests then delays a good
+// client by at most the flood's own turnover, never locks it out.
 void HttpFileServer::make_room(Instant now) {
-  std::optional<stack::SocketId> oldest;
-  Instant when{};
-  for (const auto& [id, c] : conns_) {
-    if (!c->parser.headers_complete() && c->phase == Connection::Phase::Request &&
-        (!oldest || c->accepted < when)) {
-      oldest = id;
-      when = c->accepted;
+  while (!awaiting_head_.empty()) {
+    const auto [accepted, id] = awaiting_head_.front();
+    awaiting_head_.pop_front();
+    const auto it = conns_.find(id);
+    if (it != conns_.end() && it->second->accepted == accepted &&
+        !it->second->parser.headers_complete() && it->second->phase == Connection::Phase::Request) {
+      ++stats_.evicted;
+      SPDLOG_DEBUG("http {}: evicted, still without a request head at max_connections", id);
+      reset(id, now);
+      return;
     }
-  }
-  if (oldest) {
-    ++stats_.evicted;
-    SPDLOG_DEBUG("http {}: evicted, still without a request head at max_connections", *oldest);
-    reset(*oldest, now);
   }
 }
 
@@ -160,6 +160,13 @@ void HttpFileServer::tick(Instant now) {
     return;
   }
   next_scan_ = now + kScanInterval;
+  while (!awaiting_head_.empty()) {  // forget the front entries that moved on
+    const auto it = conns_.find(awaiting_head_.front().second);
+    if (it != conns_.end() && !it->second->parser.headers_complete()) {
+      break;
+    }
+    awaiting_head_.pop_front();
+  }
   std::vector<std::pair<stack::SocketId, const char*>> expired;
   for (const auto& [id, c] : conns_) {
     if (c->phase == Connection::Phase::Linger) {

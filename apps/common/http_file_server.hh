@@ -26,11 +26,13 @@
 // write, fsync) on the caller's thread: a slow disk stalls every connection.
 
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 
 #include "io/file_descriptor.hh"
 #include "stack/host.hh"
@@ -106,7 +108,8 @@ class HttpFileServer {
   io::FileDescriptor dir_;  // config_.dir, opened once: requests resolve beneath it
   std::unordered_map<stack::SocketId, std::unique_ptr<Connection>> conns_;
   HttpFileServerStats stats_;
-  Instant next_scan_;  // of every connection's timeouts
+  Instant next_scan_;                                              // of every connection's timeouts
+  std::deque<std::pair<Instant, stack::SocketId>> awaiting_head_;  // accept order
 };
 
 }  // namespace tinytcp::apps
