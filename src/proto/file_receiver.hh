@@ -130,6 +130,8 @@ class FileReceiver {
   // How long until the OFFER rate lets held input go on (nothing: not
   // waiting for the time).
   std::optional<Duration> time_until_ready() const;
+  // A hash job runs in the HashRunner: the session is busy, not idle.
+  bool hashing() const { return waiting_ != Waiting::None; }
   std::string_view output() const { return std::string_view(out_).substr(out_pos_); }
   void consume_output(size_t n);
 
