@@ -8,9 +8,10 @@
 #   tinytcp receives: socat (kernel) -> tt-serve --discard on tun144
 #   tinytcp sends:    curl (kernel) downloads a file from tt-serve --http on tun144
 #   kernel baseline:  socat -> socat across a veth pair between two namespaces
-# Modes: plain (one read or write per packet, path "tinytcp") and offload
-# (--dev tun144+offload: IFF_VNET_HDR, GSO super-packets in, TSO out, path
-# "offload"). --loss drops that share of the packets each way at random: on
+# Modes: plain (--dev tun144+nooffload: one read or write per packet, path
+# "tinytcp") and offload (--dev tun144+offload: IFF_VNET_HDR, GSO
+# super-packets in, TSO out, path "offload"; what a plain tun144 gets by
+# default where the kernel has it). --loss drops that share of the packets each way at random: on
 # the kernel side by iptables (statistic match on INPUT of tun144 and of both
 # veth ends), on ours by the impairment stage on what we receive
 # (--impair-in loss=P), so every direction loses P once. In offload mode a
@@ -100,7 +101,7 @@ record() {  # path direction mtu trial seconds
   printf '%-8s %-8s mtu %-5s trial %s: %s Gbit/s\n' "$1" "$2" "$3" "$4" "$gbps"
 }
 start_serve() {  # mode
-  local dev=tun144
+  local dev=tun144+nooffload
   [ "$1" = offload ] && dev=tun144+offload
   ip netns exec "$NS" "$BIN/tt-serve" -q --dev "$dev" "${impair[@]}" ${cc:+--cc "$cc"} --discard 9 \
     --http "$WORK" >"$WORK/serve.out" 2>&1 &

@@ -1,6 +1,7 @@
 #include "common/stack_runtime.hh"
 
 #include <stdexcept>
+#include <system_error>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -72,15 +73,18 @@ bool is_tcp_syn(std::string_view datagram) {
 }  // namespace
 
 StackRuntime::StackRuntime(RuntimeOptions options) : options_(std::move(options)) {
-  static constexpr std::string_view kOffloadSuffix = "+offload";
-  if (options_.dev.size() > kOffloadSuffix.size() &&
-      options_.dev.compare(options_.dev.size() - kOffloadSuffix.size(), kOffloadSuffix.size(),
-                           kOffloadSuffix) == 0) {
-    options_.dev.resize(options_.dev.size() - kOffloadSuffix.size());
-    options_.offload = true;
+  using Offload = RuntimeOptions::Offload;
+  for (const auto& [suffix, mode] :
+       {std::pair<std::string_view, Offload>{"+offload", Offload::kOn},
+        std::pair<std::string_view, Offload>{"+nooffload", Offload::kOff}}) {
+    if (options_.dev.size() > suffix.size() &&
+        options_.dev.compare(options_.dev.size() - suffix.size(), suffix.size(), suffix) == 0) {
+      options_.dev.resize(options_.dev.size() - suffix.size());
+      options_.offload = mode;
+    }
   }
   const std::string& dev = options_.dev;
-  if (options_.offload && !device_number(dev, "tun")) {
+  if (options_.offload == Offload::kOn && !device_number(dev, "tun")) {
     throw std::runtime_error(fmt::format("--dev {}: offload is for tunN devices only", dev));
   }
   std::optional<uint8_t> subnet;
@@ -109,8 +113,26 @@ StackRuntime::StackRuntime(RuntimeOptions options) : options_(std::move(options)
     device_ = std::make_unique<io::UdpTunnel>(config);
   } else if ((subnet = device_number(dev, "tun"))) {
     io::KernelDeviceConfig config{dev};
-    config.offload = options_.offload;
-    device_ = std::make_unique<io::TunDevice>(config);
+    const bool impaired =
+        !options_.impair.empty() || !options_.impair_in.empty() || !options_.impair_out.empty();
+    if (options_.offload == Offload::kOn ||
+        (options_.offload == Offload::kAuto && options_.offload_by_default && !impaired)) {
+      config.offload = true;
+      try {
+        device_ = std::make_unique<io::TunDevice>(config);
+      } catch (const std::system_error& e) {
+        if (options_.offload == Offload::kOn) {
+          throw;  // asked for by name
+        }
+        // A kernel without IFF_VNET_HDR or TSO4 for TUN: plain packets.
+        spdlog::debug("{}: no offload ({}), plain packets", dev, e.what());
+        config.offload = false;
+      }
+    }
+    if (!device_) {
+      device_ = std::make_unique<io::TunDevice>(config);
+    }
+    options_.offload = config.offload ? Offload::kOn : Offload::kOff;
   } else if ((subnet = device_number(dev, "tap"))) {
     device_ = std::make_unique<io::TapDevice>(dev);
   } else {
@@ -190,7 +212,7 @@ StackRuntime::StackRuntime(RuntimeOptions options) : options_(std::move(options)
                                            [this](Instant now) { host_->tick(now); });
   flush_source_ = loop_.add_before_wait([this] { flush(); });
   spdlog::debug("stack: {} on {} (mtu {}, mss {}{})", host.address, dev, mtu, host.tcp.mss,
-                options_.offload ? ", offload" : "");
+                options_.offload == Offload::kOn ? ", offload" : "");
 }
 
 StackRuntime::~StackRuntime() {

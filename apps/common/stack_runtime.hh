@@ -10,7 +10,8 @@
 // Datagrams the Host sends during one pass of the loop are collected (up to
 // kMaxBatchDatagrams or kMaxBatchBytes) and handed to the adapter with one
 // send_batch() before the loop waits again, so a TUN device in offload mode
-// ("tun144+offload": IFF_VNET_HDR, TSO/GSO super-packets) can merge them, and
+// (IFF_VNET_HDR, TSO/GSO super-packets, see RuntimeOptions::offload) can
+// merge them, and
 // pure ACKs superseded within the batch are left out (coalesce_acks).
 
 #include <cstdint>
@@ -30,10 +31,18 @@ namespace tinytcp::apps {
 
 struct RuntimeOptions {
   // "tun144", "tap10", or "udp:PEER_IP:PORT" (add "@LOCAL_PORT" to fix our port).
-  // A "+offload" suffix on tunN (or `offload`) opens the TUN device with
-  // IFF_VNET_HDR, checksum offload and TSO4: up to 64 KiB per read and write.
   std::string dev = "tun144";
-  bool offload = false;
+  // TUN offload: IFF_VNET_HDR, checksum offload and TSO4, up to 64 KiB per
+  // read and write. A "+offload" suffix on tunN turns it on, "+nooffload"
+  // off; kAuto: offload_by_default decides. (Not std::optional<bool>: GCC's
+  // UBSan reports its copy when empty as a load of an invalid bool.)
+  enum class Offload : uint8_t { kAuto, kOn, kOff };
+  Offload offload = Offload::kAuto;
+  // kAuto: tunN tries it (plain packets when the kernel refuses)
+  // unless an impairment is set (that stage would see super-packets). Off
+  // while tests/integration/pmtu_test.sh checks per-packet sizes in a capture
+  // of the TUN device (TODO(issue 16): true once it asks for +nooffload).
+  bool offload_by_default = false;
   // Leave out pure ACKs that a later ACK in the same batch supersedes
   // (io/ack_coalescer.hh): one ACK per connection and loop pass under load.
   bool coalesce_acks = true;
