@@ -5,6 +5,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <map>
@@ -166,6 +167,10 @@ class UdpStreamServer : public StreamServer {
   }
 
   void wait(Duration max_wait) override { runtime_->loop().run_once(max_wait); }
+  void watch(int fd) override {
+    runtime_->loop().add_fd(fd, io::EventLoop::kReadable, [](uint32_t) {});
+  }
+  void unwatch(int fd) override { runtime_->loop().remove_fd(fd); }
 
   std::string summary() const override {
     const auto& p = runtime_->peers();
@@ -210,6 +215,10 @@ class TunStreamServer : public StreamServer {
   }
 
   void wait(Duration max_wait) override { runtime_->loop().run_once(max_wait); }
+  void watch(int fd) override {
+    runtime_->loop().add_fd(fd, io::EventLoop::kReadable, [](uint32_t) {});
+  }
+  void unwatch(int fd) override { runtime_->loop().remove_fd(fd); }
 
   std::string summary() const override {
     const auto& s = runtime_->host().stats();
@@ -376,16 +385,24 @@ class KernelStreamServer : public StreamServer {
     for (const auto& [fd, events] : *polled_) {
       fds.push_back(pollfd{fd, events, 0});
     }
+    for (const int fd : watched_) {
+      fds.push_back(pollfd{fd, POLLIN, 0});
+    }
     static_cast<void>(::poll(fds.data(), fds.size(), timeout_ms));
   }
 
   std::string summary() const override {
     return fmt::format("accept failures {}", accept_failures_);
   }
+  void watch(int fd) override { watched_.push_back(fd); }
+  void unwatch(int fd) override {
+    watched_.erase(std::remove(watched_.begin(), watched_.end(), fd), watched_.end());
+  }
 
  private:
   int fd_;
   std::shared_ptr<PollSet> polled_;
+  std::vector<int> watched_;
   std::optional<std::chrono::steady_clock::time_point> accept_paused_until_;
   uint64_t accept_failures_ = 0;
 };

@@ -69,6 +69,10 @@ class StreamServer {
   // Sleeps until something may have happened (a packet, a timer, a
   // connection) or `max_wait` passes.
   virtual void wait(Duration max_wait) = 0;
+  // Also wakes wait() when `fd` becomes readable (a worker's eventfd); the
+  // reader clears it. unwatch() before closing it.
+  virtual void watch(int fd) = 0;
+  virtual void unwatch(int fd) = 0;
   // One line of the server's counters (peers, drops), for the log.
   virtual std::string summary() const = 0;
 };

@@ -145,13 +145,17 @@ int run(int argc, char** argv) {
         continue;
       }
       spdlog::info("session from {}", stream->peer());
-      sessions.emplace_back(std::move(stream), settings, claims);
+      sessions.emplace_back(std::move(stream), settings, claims, *server);
       ++started;
     }
     bool busy = false;
+    Duration wait = kMaxWait;
     const double now = apps::monotonic_seconds();
     for (auto it = sessions.begin(); it != sessions.end();) {
       busy = it->step(now) || busy;
+      if (const auto ready = it->time_until_ready()) {
+        wait = std::min(wait, *ready);
+      }
       if (!it->finished()) {
         ++it;
         continue;
@@ -167,7 +171,7 @@ int run(int argc, char** argv) {
     if (once && started > 0 && sessions.empty()) {
       break;
     }
-    server->wait(busy ? Duration::zero() : kMaxWait);
+    server->wait(busy ? Duration::zero() : wait);
   }
   spdlog::debug("{}", server->summary());
   return all_ok ? 0 : 1;

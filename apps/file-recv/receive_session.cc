@@ -8,6 +8,7 @@
 
 #include "common/posix_file.hh"
 #include "common/transfer_driver.hh"
+#include "io/system_clock.hh"
 #include "util/printable.hh"
 
 namespace tinytcp::apps {
@@ -21,22 +22,31 @@ constexpr const char* kInterrupted = "interrupted; partial file kept for resume"
 }  // namespace
 
 ReceiveSession::ReceiveSession(std::unique_ptr<ServerStream> stream,
-                               const SessionSettings& settings, NameClaims& claims)
+                               const SessionSettings& settings, NameClaims& claims,
+                               StreamServer& server)
     : stream_(std::move(stream)),
+      server_(server),
       settings_(settings),
       peer_(stream_->peer()),
       sink_(claims,
             std::make_unique<PosixFileSink>(settings.output, settings.policy.force,
                                             settings.direct_io),
             stream_->peer_address()),
-      receiver_(sink_, settings.policy, &hash_),
+      receiver_(sink_, settings.policy, &hash_, &runner_),
       started_(monotonic_seconds()),
-      last_progress_(started_) {}
+      last_progress_(started_) {
+  server_.watch(runner_.wakeup_fd());
+}
 
 ReceiveSession::~ReceiveSession() {
+  server_.unwatch(runner_.wakeup_fd());
   if (phase_ != Phase::Done) {
     stream_->abort();
   }
+}
+
+std::optional<Duration> ReceiveSession::time_until_ready() const {
+  return phase_ == Phase::Running ? receiver_.time_until_ready() : std::nullopt;
 }
 
 uint64_t ReceiveSession::current_size() const {
@@ -59,7 +69,10 @@ bool ReceiveSession::step(double now) {
     }
     return false;
   }
+  const size_t held_before = receiver_.output().size();
+  receiver_.poll(io::monotonic_now());
   PumpIo io;
+  io.wants_input = [this] { return receiver_.wants_input(); };
   io.output = [this] { return receiver_.output(); };
   io.consume = [this](size_t n) { receiver_.consume_output(n); };
   io.input = [this](std::string_view d) { receiver_.on_input(d); };
@@ -68,7 +81,8 @@ bool ReceiveSession::step(double now) {
            receiver_.output().empty();
   };
   const StepOutcome step = stream_->step(io);
-  if (step.progress) {
+  // A hash of the whole file (a resume, a confirmation) is progress too.
+  if (step.progress || receiver_.hashing() || receiver_.output().size() != held_before) {
     last_progress_ = now;
   }
   if (step.end) {

@@ -14,6 +14,7 @@
 #include "common/name_claims.hh"
 #include "common/stream_server.hh"
 #include "common/threaded_hash.hh"
+#include "common/threaded_hash_runner.hh"
 #include "proto/file_receiver.hh"
 
 namespace tinytcp::apps {
@@ -28,8 +29,9 @@ struct SessionSettings {
 
 class ReceiveSession {
  public:
+  // `server` wakes when the session's hash worker finishes a job.
   ReceiveSession(std::unique_ptr<ServerStream> stream, const SessionSettings& settings,
-                 NameClaims& claims);
+                 NameClaims& claims, StreamServer& server);
   ~ReceiveSession();
   ReceiveSession(const ReceiveSession&) = delete;
   ReceiveSession& operator=(const ReceiveSession&) = delete;
@@ -37,6 +39,9 @@ class ReceiveSession {
   // One pass at `now` (monotonic seconds); true if anything moved.
   bool step(double now);
   bool finished() const { return phase_ == Phase::Done; }
+  // How long until the session can go on by itself (its OFFER rate), if it
+  // waits for time at all.
+  std::optional<Duration> time_until_ready() const;
   // Gives the session up at once (RST), with `why` as its error.
   void abort(const std::string& why);
   // Every file and directory verified and stored (or already present).
@@ -53,9 +58,11 @@ class ReceiveSession {
   void finish(std::optional<PumpOutcome> outcome, double now);
 
   std::unique_ptr<ServerStream> stream_;
+  StreamServer& server_;
   SessionSettings settings_;
   std::string peer_;
   ThreadedContentHash hash_;
+  ThreadedHashRunner runner_;  // whole-file hashes (resume, confirm) off the loop
   ClaimingFileSink sink_;
   proto::FileReceiver receiver_;
   Phase phase_ = Phase::Running;
