@@ -243,8 +243,11 @@ int PosixFileSink::open_directory(std::string_view path, size_t levels, bool cre
   for (size_t i = 0; i < levels && i < parts.size(); ++i) {
     const std::string part(parts[i]);
     walked += (walked.empty() ? "" : "/") + part;
-    if (create) {
+    // Past the cap, only directories that exist are walked (openat below
+    // fails with ENOENT for a missing one).
+    if (create && directories_created_ < max_new_directories_) {
       if (::mkdirat(cur, part.c_str(), 0755) == 0) {
+        ++directories_created_;
         // The new entry survives a crash, like the files below it.
         if (sync_directory(cur) != 0) {
           const int error = errno;
@@ -266,6 +269,12 @@ int PosixFileSink::open_directory(std::string_view path, size_t levels, bool cre
     const int next = ::openat(cur, part.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     const int error = errno;
     ::close(cur);
+    if (next < 0 && create && error == ENOENT && directories_created_ >= max_new_directories_) {
+      why = fmt::format("cannot create {}/{}: at most {} new directories per session", dir_, walked,
+                        max_new_directories_);
+      errno = error;
+      return -1;
+    }
     if (next < 0) {
       why = error == ELOOP || error == ENOTDIR
                 ? fmt::format("{}/{} is a symlink or not a directory (not followed)", dir_, walked)

@@ -111,6 +111,12 @@ class PosixFileSink : public proto::FileSink {
   // are never followed. Call it between sessions.
   size_t remove_stale_partials(std::chrono::seconds ttl);
 
+  // At most `n` directories created by this sink (one session): an OFFER
+  // of a 64-level path makes up to 63 of them, each an inode and an fsync.
+  // Existing directories are always fine.
+  void set_max_new_directories(uint64_t n) { max_new_directories_ = n; }
+  uint64_t directories_created() const { return directories_created_; }
+
   // Bytes written with O_DIRECT and through the page cache, over every file.
   uint64_t direct_bytes() const { return direct_bytes_.load(std::memory_order_relaxed); }
   uint64_t buffered_bytes() const { return buffered_bytes_.load(std::memory_order_relaxed); }
@@ -134,6 +140,8 @@ class PosixFileSink : public proto::FileSink {
 
   std::string dir_;
   bool force_;
+  uint64_t max_new_directories_ = UINT64_MAX;
+  uint64_t directories_created_ = 0;
   int dir_fd_ = -1;   // the output directory
   int leaf_fd_ = -1;  // the current file's directory
   int fd_ = -1;       // the current partial file

@@ -180,5 +180,22 @@ TEST_F(PosixFileSinkHostileTest, FailedDirectoryFsyncFailsTheCommit) {
   EXPECT_NE(committed.error().find("Input/output error"), std::string::npos) << committed.error();
 }
 
+// One OFFER of a deep path makes a directory (an inode, an fsync) per
+// level: the directories one session may create are capped.
+TEST_F(PosixFileSinkHostileTest, NewDirectoriesPerSessionAreCapped) {
+  fs::create_directories(out_ / "old" / "tree");
+  PosixFileSink sink(out_.string(), false);
+  sink.set_max_new_directories(5);
+  const auto made = sink.make_directory("a/b/c/d/e/f/g/h");
+  ASSERT_FALSE(made);
+  EXPECT_NE(made.error().find("at most 5 new directories"), std::string::npos) << made.error();
+  EXPECT_EQ(sink.directories_created(), 5u);
+  EXPECT_TRUE(fs::is_directory(out_ / "a/b/c/d/e"));
+  EXPECT_FALSE(fs::exists(out_ / "a/b/c/d/e/f"));
+  EXPECT_TRUE(sink.make_directory("a/b/c"));  // existing ones still do
+  EXPECT_TRUE(sink.make_directory("old/tree"));
+  EXPECT_TRUE(sink.open("old/tree/file", sha256("id")));
+}
+
 }  // namespace
 }  // namespace tinytcp::apps
