@@ -15,9 +15,13 @@
 // A directory is sent as one OFFER per entry: a directory entry is a path
 // ending in '/' (size 0), answered by RESULT ok or REJECT; each file follows
 // with its relative path. If the receiver already holds a file of the same
-// size under that path, it answers ACCEPT with the `existing` flag and the
-// SHA-256 of that file; the sender then either confirms it (START at the end,
-// TRAILER) or declines (DECLINE) and the file counts as refused.
+// size under that path, it answers ACCEPT with the `existing` flag and a zero
+// digest (it never tells a sender the SHA-256 of a file it has); the sender
+// then either confirms it (START at the end, TRAILER with its own file's
+// SHA-256: RESULT ok if the receiver's file has it, mismatch if not, and the
+// file counts as refused) or declines (DECLINE), and the file counts as
+// refused. A receiver from before issue 21 sent the file's SHA-256 there; the
+// sender still compares with a digest that is not zero.
 //
 // Every control message is a frame: type (u8), body length (u32, at most
 // kMaxFrameBody), body. File bytes are sent raw between START and TRAILER, so
@@ -82,7 +86,7 @@ struct Offer {
 
 struct Accept {
   uint64_t resume_offset = 0;    // bytes the receiver already holds
-  Sha256Digest prefix_sha256{};  // SHA-256 of those bytes
+  Sha256Digest prefix_sha256{};  // SHA-256 of those bytes (zero when `existing`)
   // The bytes are a finished file under the final name (of the offered
   // size), not a partial one: the sender may confirm it or must DECLINE.
   bool existing = false;
