@@ -233,8 +233,9 @@ void HttpFileServer::on_request_head(Connection& c) {
     return;
   }
   const std::string& target = c.parser.target();
-  const std::string name = target.substr(1, target.find('?') - 1);
-  if (target.empty() || target[0] != '/' || !proto::is_safe_name(name) || name[0] == '.') {
+  const std::string name =
+      target.empty() || target[0] != '/' ? std::string{} : target.substr(1, target.find('?') - 1);
+  if (!proto::is_safe_name(name) || name[0] == '.') {
     ++stats_.bad_requests;
     respond(c, 400, "Bad Request", "PUT takes /NAME: one safe name, not hidden\n");
     return;

@@ -198,8 +198,8 @@ int run(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--max-connections", http.max_connections,
                  "HTTP connections at once; past it the oldest one without a request head is "
-                 "reset")
-      ->check(CLI::Range(size_t{1}, size_t{4000}))
+                 "reset (the stack holds 4096 sockets in all: more turns this off)")
+      ->check(CLI::Range(size_t{1}, size_t{1} << 20))
       ->capture_default_str();
   app.add_option("--buffer", buffer_bytes, "Send and receive buffer per connection, bytes")
       ->check(CLI::Range(uint64_t{4096}, uint64_t{256} << 20))

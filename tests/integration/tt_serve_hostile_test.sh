@@ -2,12 +2,12 @@
 # tt-serve's HTTP server against a hostile client and a good one at once
 # (issue 21 item 9): 4096 connections that send half a request head and
 # nothing more (each one the server cuts is opened again at once) plus one
-# that drips a header byte every 0.5 s, while curl fetches a file five times;
-# every curl must get the whole file within 10 s. Then PUT is refused (no
+# that drips a header byte every 0.5 s, while curl fetches 1 MiB five times;
+# every curl must get the whole file within 15 s. Then PUT is refused (no
 # --allow-put), a symlink out of the directory and a FIFO are 404, and the
 # summary shows the connections cut.
 # TT_SERVE_ARGS adds tt-serve options (e.g. the limits off:
-# "--header-timeout 3600 --idle-timeout 86400 --max-connections 4000" locks
+# "--header-timeout 3600 --idle-timeout 86400 --max-connections 100000" locks
 # the good client out, as before the fix).
 # Usage: tt_serve_hostile_test.sh BIN_DIR. Skips (77) without root, fails under CI=true.
 set -euo pipefail
@@ -36,7 +36,7 @@ n=146
 ip=169.254.$n.9
 ./scripts/tun.sh start "$n" --netns "$ns" >/dev/null
 mkdir -p "$work/www" "$work/outside"
-head -c $((4 * 1024 * 1024)) /dev/urandom >"$work/www/file.bin"
+head -c $((1024 * 1024)) /dev/urandom >"$work/www/file.bin"
 want=$(sha256sum <"$work/www/file.bin" | cut -d' ' -f1)
 echo secret >"$work/outside/secret"
 ln -s "$work/outside/secret" "$work/www/link"
@@ -58,10 +58,10 @@ ip netns exec "$ns" bash -c "ulimit -n 20000 && exec python3 '$HERE/http_hostile
 hostile_pid=$!
 sleep 5  # the flood is in place
 
-echo "--- meanwhile curl fetches 4 MiB five times"
+echo "--- meanwhile curl fetches 1 MiB five times"
 for i in 1 2 3 4 5; do
-  t=$(ip netns exec "$ns" curl -sS --max-time 10 -o "$work/dl.bin" -w '%{time_connect} %{time_total}' \
-    "http://$ip/file.bin") || fail "good client $i was not served within 10 s"
+  t=$(ip netns exec "$ns" curl -sS --max-time 15 -o "$work/dl.bin" -w '%{time_connect} %{time_total}' \
+    "http://$ip/file.bin") || fail "good client $i was not served within 15 s"
   [ "$(sha256sum <"$work/dl.bin" | cut -d' ' -f1)" = "$want" ] || fail "download $i differs"
   echo "good client $i: connected in ${t% *} s, whole file in ${t#* } s"
   sleep 1
