@@ -12,18 +12,13 @@
 
 namespace tinytcp::apps {
 
-ThreadedHashRunner::ThreadedHashRunner()
-    : wakeup_fd_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)), thread_([this] { run(); }) {
+ThreadedHashRunner::ThreadedHashRunner() : wakeup_fd_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {
   if (wakeup_fd_ < 0) {
-    const int error = errno;
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      stop_ = true;
-    }
-    changed_.notify_all();
-    thread_.join();
-    throw std::runtime_error(fmt::format("eventfd: {}", std::strerror(error)));
+    throw std::runtime_error(fmt::format("eventfd: {}", std::strerror(errno)));
   }
+  // Started last, once the object is whole: a thread started in the member
+  // initializers would call run() on an object still under construction.
+  thread_ = std::thread([this] { run(); });
 }
 
 ThreadedHashRunner::~ThreadedHashRunner() {
@@ -32,7 +27,9 @@ ThreadedHashRunner::~ThreadedHashRunner() {
     stop_ = true;
   }
   changed_.notify_all();
-  thread_.join();
+  if (thread_.joinable()) {
+    thread_.join();
+  }
   ::close(wakeup_fd_);
 }
 

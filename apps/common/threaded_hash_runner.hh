@@ -41,7 +41,7 @@ class ThreadedHashRunner final : public proto::HashRunner {
   std::optional<Digest> result_;
   uint64_t jobs_ = 0;
   bool stop_ = false;
-  std::thread thread_;  // last: started once everything above exists
+  std::thread thread_;  // started at the end of the constructor
 };
 
 }  // namespace tinytcp::apps

@@ -18,10 +18,14 @@
 // was verified and stored (or found already present and identical), 1
 // otherwise.
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <list>
 #include <memory>
+#include <vector>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -42,6 +46,25 @@ using namespace tinytcp;
 // The longest the loop sleeps: sessions check their idle timeouts and
 // progress bars at least this often.
 constexpr Duration kMaxWait = std::chrono::milliseconds(100);
+// Descriptors a new session may need (its output directory, the hash
+// worker's eventfd, the file, the directory walk) and some to spare.
+constexpr int kSessionDescriptors = 16;
+
+// True when `n` more file descriptors can be opened now.
+bool descriptors_to_spare(int n) {
+  std::vector<int> probes;
+  for (int i = 0; i < n; ++i) {
+    const int fd = ::fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 0);
+    if (fd < 0) {
+      break;
+    }
+    probes.push_back(fd);
+  }
+  for (const int fd : probes) {
+    ::close(fd);
+  }
+  return probes.size() == static_cast<size_t>(n);
+}
 
 int run(int argc, char** argv) {
   CLI::App app{"Receive files from file-send; SHA-256 verified, atomic, resumable."};
@@ -144,8 +167,22 @@ int run(int argc, char** argv) {
         stream->abort();
         continue;
       }
-      spdlog::info("session from {}", stream->peer());
-      sessions.emplace_back(std::move(stream), settings, claims, *server);
+      const std::string peer = stream->peer();
+      if (!descriptors_to_spare(kSessionDescriptors)) {
+        // Better a reset now than a session that fails half-way.
+        spdlog::warn("refused a session from {}: out of file descriptors", peer);
+        stream->abort();
+        continue;
+      }
+      try {
+        sessions.emplace_back(std::move(stream), settings, claims, *server);
+      } catch (const std::exception& e) {
+        // Out of file descriptors or threads: this connection is reset (its
+        // stream went with the failed session), the others go on.
+        spdlog::warn("cannot start a session from {}: {}", peer, e.what());
+        continue;
+      }
+      spdlog::info("session from {}", peer);
       ++started;
     }
     bool busy = false;
