@@ -19,6 +19,15 @@ using State = proto::FileReceiver::State;
 
 constexpr const char* kInterrupted = "interrupted; partial file kept for resume";
 
+std::unique_ptr<PosixFileSink> make_sink(const SessionSettings& settings) {
+  auto sink =
+      std::make_unique<PosixFileSink>(settings.output, settings.policy.force, settings.direct_io);
+  // An OFFER of a deep path creates every directory on the way: bounded per
+  // session like its entries.
+  sink->set_max_new_directories(settings.policy.max_files);
+  return sink;
+}
+
 }  // namespace
 
 ReceiveSession::ReceiveSession(std::unique_ptr<ServerStream> stream,
@@ -28,10 +37,7 @@ ReceiveSession::ReceiveSession(std::unique_ptr<ServerStream> stream,
       server_(server),
       settings_(settings),
       peer_(stream_->peer()),
-      sink_(claims,
-            std::make_unique<PosixFileSink>(settings.output, settings.policy.force,
-                                            settings.direct_io),
-            stream_->peer_address()),
+      sink_(claims, make_sink(settings), stream_->peer_address()),
       receiver_(sink_, settings.policy, &hash_, &runner_),
       started_(monotonic_seconds()),
       last_progress_(started_) {
@@ -138,16 +144,7 @@ bool ReceiveSession::ok() const {
 
 void ReceiveSession::report(bool json) const {
   const double seconds = (ended_ > 0 ? ended_ : monotonic_seconds()) - started_;
-  uint64_t files = 0, present = 0, dirs = 0, failed = 0, bytes = 0, received = 0;
   for (const auto& f : receiver_.files()) {
-    if (f.ok) {
-      (f.directory ? dirs : files) += 1;
-      present += f.already_present ? 1 : 0;
-      bytes += f.size;
-    } else {
-      ++failed;
-    }
-    received += f.bytes_received;
     if (f.directory && f.ok) {
       continue;  // the session summary counts them
     }
@@ -183,38 +180,46 @@ void ReceiveSession::report(bool json) const {
                    peer_.c_str(), f.error.empty() ? kInterrupted : printable(f.error).c_str());
     }
   }
-  // A session summary when the session was more than one file.
-  const auto& all = receiver_.files();
-  const bool tree = all.size() > 1 || (all.size() == 1 && all.front().directory);
+  // A session summary when the session was more than one file (counted over
+  // every offer: the records of the oldest are dropped past 1024).
+  const auto t = receiver_.totals();
+  const bool tree = t.entries > 1 || (t.entries == 1 && t.directories == 1);
   if (tree) {
-    const double mbps = seconds > 0 ? static_cast<double>(received) / seconds / 1e6 : 0;
+    const double mbps = seconds > 0 ? static_cast<double>(t.bytes_received) / seconds / 1e6 : 0;
     if (json) {
       nlohmann::json j;
       j["session"] = true;
       j["peer"] = peer_;
-      j["files"] = files;
-      j["already_present"] = present;
-      j["directories"] = dirs;
-      j["bytes"] = bytes;
-      j["bytes_received"] = received;
+      j["files"] = t.files;
+      j["already_present"] = t.present;
+      j["directories"] = t.directories;
+      j["bytes"] = t.bytes;
+      j["bytes_received"] = t.bytes_received;
       j["seconds"] = seconds;
       j["throughput_MBps"] = mbps;
-      j["failed"] = failed;
+      j["failed"] = t.failed;
       j["verified"] = ok();
+      if (receiver_.records_dropped() > 0) {
+        j["records_dropped"] = receiver_.records_dropped();
+      }
       std::cout << j.dump() << std::endl;
     } else {
       std::cout << fmt::format(
                        "session from {}: {} files ({} already present), {} directories, {} bytes "
-                       "({} received) in {:.3f} s, {:.1f} MB/s{}{}\n",
-                       peer_, files, present, dirs, bytes, received, seconds, mbps,
-                       failed > 0 ? fmt::format(", {} failed", failed) : "",
+                       "({} received) in {:.3f} s, {:.1f} MB/s{}{}{}\n",
+                       peer_, t.files, t.present, t.directories, t.bytes, t.bytes_received, seconds,
+                       mbps, t.failed > 0 ? fmt::format(", {} failed", t.failed) : "",
+                       receiver_.records_dropped() > 0
+                           ? fmt::format(" ({} earlier entries not listed)",
+                                         receiver_.records_dropped())
+                           : "",
                        receiver_.state() == State::Closed
                            ? ""
                            : ", session ended before the sender said goodbye")
                 << std::flush;
     }
   }
-  if (receiver_.state() == State::Failed && !receiver_.error().empty() && all.empty()) {
+  if (receiver_.state() == State::Failed && !receiver_.error().empty()) {
     std::fprintf(stderr, "file-recv: session from %s: %s\n", peer_.c_str(),
                  printable(receiver_.error()).c_str());
   }
