@@ -90,8 +90,10 @@ struct HttpFileServer::Connection {
 HttpFileServer::HttpFileServer(stack::Host& host, HttpFileServerConfig config)
     : host_(host),
       config_(std::move(config)),
-      dir_(::open(config_.dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)) {
-  if (!dir_) {
+      dir_(config_.dir.empty() ? -1
+                               : ::open(config_.dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)) {
+  // No directory: tt-serve without --http never routes a request here.
+  if (!config_.dir.empty() && !dir_) {
     throw std::runtime_error(
         fmt::format("cannot open directory {}: {}", config_.dir, std::strerror(errno)));
   }

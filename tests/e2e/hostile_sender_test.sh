@@ -7,7 +7,8 @@
 #     bounded;
 #  2. it sends only OFFERs that are refused, reading the replies: file-recv
 #     gives the session up after 100 in a row (--max-refusals) and closes it;
-# and then a real file-send still gets its file across.
+# a real file-send gets its file across while the first one floods, and again
+# afterwards.
 # Usage: hostile_sender_test.sh BIN_DIR
 set -euo pipefail
 BIN=${1:?usage: $0 BIN_DIR}
@@ -28,8 +29,9 @@ start_recv() {  # port
 port=$(free_port)
 start_recv "$port"
 
-echo "--- a sender that never reads its replies"
-python3 - "$port" "$RECV_PID" >"$WORK/flood.out" <<'PY' || fail "flood: $(cat "$WORK/flood.out")"
+echo "--- a sender that never reads its replies, and a good sender at the same time"
+head -c 3000000 /dev/urandom >"$WORK/during.bin"
+python3 - "$port" "$RECV_PID" >"$WORK/flood.out" <<'PY' &
 import socket, struct, sys, time
 port, pid = int(sys.argv[1]), int(sys.argv[2])
 def rss_kib():
@@ -67,7 +69,16 @@ assert sent < 64 << 20, "the receiver kept reading while its replies could not l
 assert after - before < 64 * 1024, "the receiver's memory grew"
 s.close()
 PY
+FLOOD_PID=$!
+PIDS+=("$FLOOD_PID")
+sleep 1  # the flood is on
+"$BIN/file-send" --transport kernel "$WORK/during.bin" --to "127.0.0.1:$port" \
+  >"$WORK/during.out" 2>"$WORK/during.err" \
+  || fail "good sender during the flood: $(cat "$WORK/during.err"; tail -5 "$WORK/recv.err")"
+kill -0 "$FLOOD_PID" 2>/dev/null && echo "(the good transfer finished while the flood was still on)"
+wait "$FLOOD_PID" || fail "flood: $(cat "$WORK/flood.out")"
 cat "$WORK/flood.out"
+cmp "$WORK/during.bin" "$WORK/out/during.bin" || fail "file sent during the flood differs"
 
 echo "--- a sender whose every offer is refused"
 python3 - "$port" <<'PY' >"$WORK/refusals.out" || fail "refusals: $(cat "$WORK/refusals.out")"

@@ -31,7 +31,7 @@ n=146
 stack_ip=169.254.$n.9
 port=9000
 mkdir -p "$work/out" "$work/in"
-in_ns "$BIN/file-recv" --listen "$port" --output "$work/out" --transport tun --dev "tun$n" \
+ip netns exec "$ns" "$BIN/file-recv" --listen "$port" --output "$work/out" --transport tun --dev "tun$n" \
   >"$work/recv.out" 2>"$work/recv.err" &
 recv_pid=$!
 for _ in $(seq 200); do
@@ -46,7 +46,7 @@ for i in $(seq 8); do
 done
 senders=()
 for i in $(seq 8); do
-  in_ns "$BIN/file-send" --transport kernel "$work/in/f$i.bin" --to "$stack_ip:$port" \
+  ip netns exec "$ns" "$BIN/file-send" --transport kernel "$work/in/f$i.bin" --to "$stack_ip:$port" \
     --connect-timeout 10 >/dev/null 2>"$work/send$i.err" &
   senders+=($!)
   pids+=($!)
@@ -58,7 +58,7 @@ done
 
 echo "--- a sender killed mid-transfer, rerun at once"
 head -c 300000000 /dev/zero | tr '\0' 'k' >"$work/in/big.bin"
-in_ns "$BIN/file-send" --transport kernel "$work/in/big.bin" --to "$stack_ip:$port" \
+ip netns exec "$ns" "$BIN/file-send" --transport kernel "$work/in/big.bin" --to "$stack_ip:$port" \
   >/dev/null 2>"$work/big1.err" &
 big=$!
 pids+=("$big")
