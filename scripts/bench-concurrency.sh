@@ -7,17 +7,20 @@
 #
 # The senders run in one throwaway namespace and the receiver in another
 # (scripts/netns-loss.sh: a veth pair, kernel-level random loss each way with
-# iptables on INPUT). One receiver (no --once) serves every trial of a
-# transport; each trial starts N file-send processes at once, each with its
-# own 10 MiB file, and ends when the last one exits.
+# iptables on INPUT). The receiver runs on CPU 0 and every sender on CPU 1
+# (taskset), as if the senders were other machines: otherwise 64 user-space
+# senders would take the receiver's CPU time away from it. A fresh receiver
+# (no --once) serves the trials of each transport, loss and N; each trial
+# starts N file-send processes at once, each with its own file, and ends when
+# the last one exits.
 # Columns: transport,loss_percent,senders,trial,seconds,aggregate_MBps,
 #          min_MBps,max_MBps,jain,completed,receiver_rss_kib,rss_per_session_kib
 #   seconds         first sender started to last sender finished
 #   aggregate_MBps  senders x size / seconds
 #   jain            Jain's fairness index of the senders' own goodputs
 #                   ((sum x)^2 / (n sum x^2)); 1 is perfectly fair
-#   receiver_rss    file-recv's peak RSS (VmHWM) after the trial; per session:
-#                   (peak - RSS before the first trial) / senders
+#   receiver_rss    file-recv's peak RSS (VmHWM) so far, its trials of this
+#                   transport, loss and N; per session: (peak - RSS at start) / N
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -75,27 +78,36 @@ if [ -n "$out" ]; then
 fi
 echo "transport,loss_percent,senders,trial,seconds,aggregate_MBps,min_MBps,max_MBps,jain,completed,receiver_rss_kib,rss_per_session_kib" >&3
 
-for transport in $transports; do
+start_receiver() {  # transport
   rm -rf "$WORK/out"
   mkdir -p "$WORK/out"
-  ip netns exec "$NS_B" "$BIN/file-recv" --listen "$PORT" --output "$WORK/out" \
-    --transport "$transport" --max-sessions 256 --idle-timeout 60 -q \
+  ip netns exec "$NS_B" taskset -c 0 "$BIN/file-recv" --listen "$PORT" --output "$WORK/out" \
+    --transport "$1" --max-sessions 256 --idle-timeout 60 -q \
     >"$WORK/recv.out" 2>"$WORK/recv.err" &
   RECV_PID=$!
   sleep 0.5
   kill -0 "$RECV_PID" || { echo "file-recv did not start: $(cat "$WORK/recv.err")" >&2; exit 1; }
   base_rss=$(awk '/VmRSS/ {print $2}' "/proc/$RECV_PID/status")
+}
+stop_receiver() {
+  kill "$RECV_PID"
+  wait "$RECV_PID" 2>/dev/null || true
+  RECV_PID=""
+}
+
+for transport in $transports; do
   for loss in $losses; do
     ./scripts/netns-loss.sh loss "$TAG" "$loss"
     for n in $senders_list; do
+      start_receiver "$transport"
       for trial in $(seq "$trials"); do
         rm -rf "$WORK/out"/* "$WORK"/send-*.json
         start=$(date +%s.%N)
         pids=()
         for i in $(seq "$n"); do
-          ip netns exec "$NS_A" "$BIN/file-send" "$WORK/in-$i.bin" --to "$RECV_ADDR:$PORT" \
-            --transport "$transport" --connect-timeout 30 --idle-timeout 60 --json \
-            >"$WORK/send-$i.json" 2>"$WORK/send-$i.err" &
+          ip netns exec "$NS_A" taskset -c 1 "$BIN/file-send" "$WORK/in-$i.bin" \
+            --to "$RECV_ADDR:$PORT" --transport "$transport" --connect-timeout 30 \
+            --idle-timeout 60 --json >"$WORK/send-$i.json" 2>"$WORK/send-$i.err" &
           pids+=($!)
         done
         completed=0
@@ -124,9 +136,7 @@ print(f"{transport},{loss},{n},{trial},{seconds:.3f},{agg:.2f},{min(rates):.2f},
       f"{jain:.3f},{completed},{rss},{per:.0f}")
 PY
       done
+      stop_receiver
     done
   done
-  kill "$RECV_PID"
-  wait "$RECV_PID" 2>/dev/null || true
-  RECV_PID=""
 done
