@@ -19,6 +19,7 @@
 #include "common/peer_runtime.hh"
 #include "common/stack_runtime.hh"
 #include "io/impairment_spec.hh"
+#include "stack/peer_hosts.hh"
 
 namespace tinytcp::apps {
 
@@ -35,8 +36,7 @@ constexpr size_t kKernelReadBuffer = 256 * 1024;
 constexpr Duration kAcceptBackoff = std::chrono::milliseconds(100);
 
 std::string ipv4_text(uint32_t address, uint16_t port) {
-  return fmt::format("{}.{}.{}.{}:{}", address >> 24, (address >> 16) & 0xff, (address >> 8) & 0xff,
-                     address & 0xff, port);
+  return stack::PeerKey{address, port}.to_string();
 }
 
 // ---------------------------------------------------------------- tinytcp

@@ -8,6 +8,7 @@
 
 #include "stack/datagram_codec.hh"
 #include "util/hash.hh"
+#include "wire/ipv4.hh"
 
 namespace tinytcp::stack {
 
@@ -19,8 +20,7 @@ constexpr Duration kSweepInterval = std::chrono::milliseconds(250);
 }  // namespace
 
 std::string PeerKey::to_string() const {
-  return fmt::format("{}.{}.{}.{}:{}", address >> 24, (address >> 16) & 0xff, (address >> 8) & 0xff,
-                     address & 0xff, port);
+  return fmt::format("{}:{}", wire::Ipv4Address{address}, port);
 }
 
 const char* to_string(PeerDrop d) {
