@@ -127,6 +127,12 @@ void PeerHosts::on_unknown(const PeerKey& from, std::string_view datagram, Insta
   Peer* peer = nullptr;
   if (syn) {
     const bool room = embryonic_count_ < config_.max_embryonic && peers_.size() < config_.max_peers;
+    if (peers_.size() >= config_.max_peers && embryonic_count_ == 0) {
+      // Every place is a peer with a completed handshake: a cookie would
+      // only lead to an ACK with no room for it.
+      stats_.drops.count(PeerDrop::PeersFull);
+      return;
+    }
     if (!room && gate_) {
       // A flood (or a burst of real peers): answer without keeping anything.
       gate_peer_ = from;

@@ -231,6 +231,22 @@ TEST_F(PeerHostsCookieTest, PastTheEmbryonicLimitSynsGetCookiesAndNoState) {
   EXPECT_EQ(server_.host(accepted->peer)->peek(accepted->socket), "through the gate");
 }
 
+TEST_F(PeerHostsCookieTest, ATableFullOfCompletedPeersRefusesSynsWithoutACookie) {
+  for (uint16_t p = 5001; p <= 5003; ++p) {
+    client(p).connect(kServer, kPort, now_);
+    advance(10ms);
+    ASSERT_TRUE(server_.accept());
+  }
+  ASSERT_EQ(server_.size(), 3u);
+  ASSERT_EQ(server_.embryonic(), 0u);
+  link_.clear();
+  const uint64_t cookies = server_.stats().cookies_sent;
+  server_.receive(key(7000), segment_bytes(syn()), now_);
+  EXPECT_EQ(server_.stats().drops[PeerDrop::PeersFull], 1u);
+  EXPECT_EQ(server_.stats().cookies_sent, cookies);  // no SYN-ACK that leads nowhere
+  EXPECT_TRUE(link_.empty());
+}
+
 TEST_F(PeerHostsCookieTest, AnAckWithoutAValidCookieCreatesNothing) {
   for (uint16_t p = 7000; p < 7010; ++p) {
     server_.receive(key(p), segment_bytes(syn()), now_);  // the gate is in use
