@@ -20,7 +20,6 @@
 #include "util/buffer.hh"
 #include "util/hash.hh"
 #include "wire/ipv4.hh"
-#include "wire/tcp_header.hh"
 
 namespace tinytcp::apps {
 
@@ -56,18 +55,6 @@ std::optional<uint8_t> device_number(const std::string& dev, const std::string& 
     return std::nullopt;
   }
   return static_cast<uint8_t>(n);
-}
-
-// An IPv4 datagram carrying a TCP segment with SYN and without ACK: the only
-// datagram that may open a session on a listening tunnel.
-bool is_tcp_syn(std::string_view datagram) {
-  const auto ip = wire::parse_ipv4(datagram);
-  if (!ip || ip->header.protocol != static_cast<uint8_t>(wire::IpProtocol::kTcp) ||
-      ip->header.is_fragment()) {
-    return false;
-  }
-  const auto tcp = wire::parse_tcp(ip->payload, ip->header.src.value, ip->header.dst.value);
-  return tcp && tcp->header.syn && !tcp->header.ack;
 }
 
 }  // namespace
@@ -106,9 +93,6 @@ StackRuntime::StackRuntime(RuntimeOptions options) : options_(std::move(options)
             fmt::format("--dev {}: expected udp:PEER_IP:PORT[@LOCAL_PORT]", dev));
       }
       config.peer = *peer;
-    }
-    if (!config.peer && options_.udp_adopt_on_syn) {
-      config.adopt_peer_if = is_tcp_syn;
     }
     device_ = std::make_unique<io::UdpTunnel>(config);
   } else if ((subnet = device_number(dev, "tun"))) {

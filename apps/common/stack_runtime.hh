@@ -46,11 +46,6 @@ struct RuntimeOptions {
   // Leave out pure ACKs that a later ACK in the same batch supersedes
   // (io/ack_coalescer.hh): one ACK per connection and loop pass under load.
   bool coalesce_acks = true;
-  // A listening udp:@PORT tunnel takes as its peer only a sender whose
-  // datagram is a TCP SYN (without ACK). Then a late segment from the previous
-  // session's sender (a retransmitted FIN, an ACK) cannot capture the tunnel
-  // that waits for the next session. Off: the first datagram from anyone.
-  bool udp_adopt_on_syn = false;
   std::optional<wire::Ipv4Address> address;  // default: 169.254.N.9 for tunN/tapN
   std::string pcap;                          // capture file, empty: none
   std::string impair;                        // impairment spec, each direction

@@ -93,7 +93,6 @@ RuntimeOptions runtime_options(const TransportOptions& options, bool listening) 
     runtime.dev = options.dev.empty() ? "tun144" : options.dev;
   } else {
     runtime.address = listening ? kTunnelReceiver : kTunnelSender;
-    runtime.udp_adopt_on_syn = listening;
   }
   return runtime;
 }

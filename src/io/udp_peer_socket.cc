@@ -68,8 +68,6 @@ const char* to_string(UdpDrop drop) {
       return "too-big";
     case UdpDrop::kRefused:
       return "refused";
-    case UdpDrop::kNotOpening:
-      return "not-opening";
     case UdpDrop::kNotPeer:
       return "not-peer";
     case UdpDrop::kNoBuffers:

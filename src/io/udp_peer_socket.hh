@@ -69,7 +69,6 @@ enum class UdpDrop {
   kNotPermitted,  // EPERM: a firewall rule refused it
   kUnreachable,   // EHOSTUNREACH/ENETUNREACH
   kSendError,     // any other send error
-  kNotOpening,    // no peer yet, and the datagram failed adopt_peer_if (UdpTunnel)
   kNotPeer,       // from someone else, queued before the peer was adopted (UdpTunnel)
   kCount,
 };

@@ -4,8 +4,7 @@
 
 namespace tinytcp::io {
 
-UdpTunnel::UdpTunnel(const UdpTunnelConfig& config)
-    : adopt_peer_if_(config.adopt_peer_if), socket_(config) {
+UdpTunnel::UdpTunnel(const UdpTunnelConfig& config) : socket_(config) {
   if (config.peer) {
     connect(*config.peer);
   }
@@ -16,14 +15,10 @@ void UdpTunnel::connect(const UdpEndpoint& peer) {
   peer_ = peer;
 }
 
-bool UdpTunnel::accept_from(const UdpEndpoint& from, std::string_view first_packet) {
+bool UdpTunnel::accept_from(const UdpEndpoint& from) {
   if (!peer_) {
-    // The listening side: the first sender whose datagram may open a session
-    // becomes the peer, and from now on the kernel filters everyone else out.
-    if (adopt_peer_if_ && !adopt_peer_if_(first_packet)) {
-      socket_.count_drop(UdpDrop::kNotOpening, 1);
-      return false;
-    }
+    // The listening side: the first sender becomes the peer, and from now on
+    // the kernel filters everyone else out.
     connect(from);
     spdlog::info("udp tunnel: peer is {}", from.to_string());
     return true;
@@ -40,7 +35,7 @@ bool UdpTunnel::accept_from(const UdpEndpoint& from, std::string_view first_pack
 size_t UdpTunnel::receive_batch(const PacketHandler& on_packet, size_t max_packets) {
   return socket_.receive_batch(
       [&on_packet](const UdpEndpoint&, std::string_view packet) { on_packet(packet); }, max_packets,
-      [this](const UdpEndpoint& from, std::string_view first) { return accept_from(from, first); });
+      [this](const UdpEndpoint& from, std::string_view) { return accept_from(from); });
 }
 
 void UdpTunnel::send(std::string_view packet) {

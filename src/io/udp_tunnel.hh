@@ -4,16 +4,14 @@
 // tinytcp processes talk through the kernel's UDP without any privileges. It
 // is a point-to-point link: the socket is connected to the peer, so the
 // kernel drops datagrams from anyone else. A tunnel started without a peer
-// adopts the source of the first datagram it receives; `adopt_peer_if`
-// narrows that to datagrams that can open a session. (A listener that serves
-// many peers at once uses a UdpPeerSocket under a peer table instead:
+// adopts the source of the first datagram it receives. (A listener that
+// serves many peers at once uses a UdpPeerSocket under a peer table instead:
 // stack/peer_hosts.hh.)
 //
 // Both directions are batched (UdpPeerSocket: recvmmsg/sendmmsg, UDP GSO/GRO).
 // A send the kernel refuses is a lost datagram: counted, never fatal. Only
 // setting the tunnel up (socket, bind, connect) throws.
 
-#include <functional>
 #include <optional>
 #include <string_view>
 
@@ -27,10 +25,6 @@ using UdpTunnelDrop = UdpDrop;
 
 struct UdpTunnelConfig : UdpSocketConfig {
   std::optional<UdpEndpoint> peer;  // unset: adopt the first sender
-  // Without a peer: a received datagram whose payload fails this test is
-  // dropped (kNotOpening) instead of making its sender the peer. Unset: the
-  // first datagram from anyone is adopted.
-  std::function<bool(std::string_view)> adopt_peer_if;
 };
 
 class UdpTunnel : public DatagramAdapter {
@@ -59,9 +53,8 @@ class UdpTunnel : public DatagramAdapter {
   void connect(const UdpEndpoint& peer);
 
  private:
-  bool accept_from(const UdpEndpoint& from, std::string_view first_packet);
+  bool accept_from(const UdpEndpoint& from);
 
-  std::function<bool(std::string_view)> adopt_peer_if_;
   UdpPeerSocket socket_;
   std::optional<UdpEndpoint> peer_;
 };
