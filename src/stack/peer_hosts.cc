@@ -301,16 +301,4 @@ Host* PeerHosts::host(PeerId peer) {
   return it == peers_.end() ? nullptr : it->second->host.get();
 }
 
-const PeerKey* PeerHosts::key(PeerId peer) const {
-  const auto it = peers_.find(peer);
-  return it == peers_.end() ? nullptr : &it->second->key;
-}
-
-void PeerHosts::remove(PeerId peer) {
-  if (peers_.count(peer) != 0) {
-    ++stats_.peers_removed;
-    erase(peer);
-  }
-}
-
 }  // namespace tinytcp::stack

@@ -96,7 +96,6 @@ struct PeerHostsStats {
   uint64_t embryonic_evicted = 0;  // to make room for a new peer
   uint64_t handshake_timeouts = 0;
   uint64_t peers_finished = 0;  // connections all gone, forgotten after `linger`
-  uint64_t peers_removed = 0;   // by remove()
   EnumCounters<PeerDrop> drops;
 };
 
@@ -122,12 +121,8 @@ class PeerHosts {
 
   // A connection that completed its handshake on a listening port, if any.
   std::optional<Accepted> accept();
-  // The peer's Host; null once the peer is gone (evicted, finished, removed).
+  // The peer's Host; null once the peer is gone (evicted or finished).
   Host* host(PeerId peer);
-  const PeerKey* key(PeerId peer) const;
-  // Forgets the peer and its connections at once, without a word to it:
-  // abort() the sockets first when the peer should hear a RST.
-  void remove(PeerId peer);
 
   size_t size() const { return peers_.size(); }
   size_t embryonic() const { return embryonic_count_; }

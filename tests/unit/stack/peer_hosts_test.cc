@@ -328,17 +328,5 @@ TEST_F(PeerHostsTest, FinishedPeersAreForgottenAndLateSegmentsDropped) {
   EXPECT_EQ(client(5001).info(*again)->state, tcp::TcpState::Established);
 }
 
-TEST_F(PeerHostsTest, RemovedPeerIsGoneAtOnce) {
-  client(5001).connect(kServer, kPort, now_);
-  advance(10ms);
-  const auto accepted = server_.accept();
-  ASSERT_TRUE(accepted);
-  server_.host(accepted->peer)->abort(accepted->socket, now_);
-  server_.remove(accepted->peer);
-  EXPECT_EQ(server_.size(), 0u);
-  EXPECT_EQ(server_.stats().peers_removed, 1u);
-  EXPECT_EQ(server_.host(accepted->peer), nullptr);
-}
-
 }  // namespace
 }  // namespace tinytcp::stack
