@@ -129,7 +129,7 @@ linux_server() {
 serve_pid=""
 tinytcp_server() {  # PHASE: tt-serve on tun156 in R
   ./scripts/tun.sh start "$N" --netns "$ns_r" >/dev/null
-  ip netns exec "$ns_r" "$BIN/tt-serve" --dev "tun$N" --http "$work/www" \
+  ip netns exec "$ns_r" "$BIN/tt-serve" --dev "tun$N+nooffload" --http "$work/www" \
     >"$work/serve-$1.out" 2>"$work/serve-$1.err" &
   serve_pid=$!
   pids+=("$serve_pid")
