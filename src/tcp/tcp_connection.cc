@@ -8,100 +8,6 @@
 
 namespace tinytcp::tcp {
 
-const char* to_string(TcpState state) {
-  switch (state) {
-    case TcpState::Closed:
-      return "CLOSED";
-    case TcpState::Listen:
-      return "LISTEN";
-    case TcpState::SynSent:
-      return "SYN-SENT";
-    case TcpState::SynReceived:
-      return "SYN-RECEIVED";
-    case TcpState::Established:
-      return "ESTABLISHED";
-    case TcpState::FinWait1:
-      return "FIN-WAIT-1";
-    case TcpState::FinWait2:
-      return "FIN-WAIT-2";
-    case TcpState::CloseWait:
-      return "CLOSE-WAIT";
-    case TcpState::Closing:
-      return "CLOSING";
-    case TcpState::LastAck:
-      return "LAST-ACK";
-    case TcpState::TimeWait:
-      return "TIME-WAIT";
-    case TcpState::kCount:
-      break;
-  }
-  return "unknown";
-}
-
-const char* to_string(CloseReason reason) {
-  switch (reason) {
-    case CloseReason::Normal:
-      return "closed normally";
-    case CloseReason::Refused:
-      return "connection refused";
-    case CloseReason::ResetByPeer:
-      return "connection reset by peer";
-    case CloseReason::TimedOut:
-      return "timed out (too many retransmissions)";
-    case CloseReason::UserTimeout:
-      return "user timeout";
-    case CloseReason::KeepaliveTimeout:
-      return "keepalive timeout";
-    case CloseReason::FinWait2Timeout:
-      return "FIN-WAIT-2 timeout";
-    case CloseReason::Aborted:
-      return "aborted";
-    case CloseReason::kCount:
-      break;
-  }
-  return "unknown";
-}
-
-const char* to_string(ConnectionDrop drop) {
-  switch (drop) {
-    case ConnectionDrop::Closed:
-      return "segment for a closed connection";
-    case ConnectionDrop::ListenNotSyn:
-      return "LISTEN: not a SYN";
-    case ConnectionDrop::ListenRst:
-      return "LISTEN: RST";
-    case ConnectionDrop::ListenAck:
-      return "LISTEN: ACK";
-    case ConnectionDrop::SynSentBadAck:
-      return "SYN-SENT: unacceptable ACK";
-    case ConnectionDrop::SynSentRstNoAck:
-      return "SYN-SENT: RST without acceptable ACK";
-    case ConnectionDrop::SynSentNoSyn:
-      return "SYN-SENT: neither SYN nor RST";
-    case ConnectionDrop::RstOutOfWindow:
-      return "RST outside the window";
-    case ConnectionDrop::RstInWindow:
-      return "RST in window, not at RCV.NXT";
-    case ConnectionDrop::SynSynchronized:
-      return "SYN in a synchronized state";
-    case ConnectionDrop::NoAck:
-      return "ACK bit off";
-    case ConnectionDrop::AckUnsent:
-      return "ACK of unsent data";
-    case ConnectionDrop::AckTooOld:
-      return "ACK too old";
-    case ConnectionDrop::SynReceivedBadAck:
-      return "SYN-RECEIVED: unacceptable ACK";
-    case ConnectionDrop::ChallengeAckRateLimited:
-      return "challenge ACK rate limited";
-    case ConnectionDrop::InvalidReplyRateLimited:
-      return "reply to an unacceptable segment rate limited";
-    case ConnectionDrop::kCount:
-      break;
-  }
-  return "unknown";
-}
-
 TcpConnection::TcpConnection(const TcpConfig& config, Wrap32 isn, Transmit transmit,
                              std::optional<uint32_t> ts_offset)
     : config_(config),
@@ -171,13 +77,9 @@ void TcpConnection::abort(Instant now) {
     case TcpState::Established:
     case TcpState::FinWait1:
     case TcpState::FinWait2:
-    case TcpState::CloseWait: {
-      // RFC 9293 §3.10.5: <SEQ=SND.NXT><CTL=RST>.
-      TcpSegment rst = sender_.make_empty_segment();
-      rst.rst = true;
-      emit(rst);
+    case TcpState::CloseWait:
+      send_reset();  // RFC 9293 §3.10.5
       break;
-    }
     default:
       break;
   }
@@ -505,18 +407,12 @@ void TcpConnection::tick(Instant now) {
   if (state_ == TcpState::FinWait2 && fin_wait2_deadline_ && now >= *fin_wait2_deadline_) {
     // Linux's tcp_fin_timeout: an orphan whose peer never sends its FIN is
     // reset, not kept.
-    TcpSegment rst = sender_.make_empty_segment();
-    rst.rst = true;
-    emit(rst);
+    send_reset();
     close(CloseReason::FinWait2Timeout);
     return;
   }
   sender_.set_sack_option_bytes(static_cast<uint32_t>(receiver_.sack_option_bytes()));
-  sender_.tick(now, [this](const TcpSegment& s) {
-    TcpSegment copy = s;
-    complete(copy);
-    emit(copy);
-  });
+  sender_.tick(now, [this](const TcpSegment& s) { complete_and_emit(s); });
   if (const auto failure = sender_.failure()) {
     // RFC 9293 §3.8.3: give up, report, enter CLOSED.
     switch (*failure) {
@@ -580,24 +476,11 @@ void TcpConnection::close(CloseReason reason) {
 // Output
 
 void TcpConnection::negotiate(const TcpSegment& syn) {
-  peer_syn_seen_ = true;
-  peer_offered_ws_ = syn.options.window_scale.has_value();
-  peer_offered_sack_ = syn.options.sack_permitted;
-  peer_offered_ts_ = syn.options.timestamps.has_value();
-  // RFC 7323 §1.3 / §3.2, RFC 2018 §2: an option is in use only if both
-  // SYNs carried it.
-  const bool ws = config_.window_scale && peer_offered_ws_;
-  const bool sack = config_.sack && peer_offered_sack_;
-  const bool ts = config_.timestamps && peer_offered_ts_;
-  PeerOptions peer;
-  peer.mss = syn.options.mss.value_or(config_.default_peer_mss);  // RFC 9293 §3.7.1
-  peer.send_window_shift = ws ? *syn.options.window_scale : 0;
-  peer.sack = sack;
-  peer.timestamps = ts;
-  sender_.set_peer_options(peer);
-  receiver_.set_window_scaling(ws);
-  receiver_.set_sack(sack);
-  receiver_.set_timestamps(ts);
+  const NegotiatedOptions agreed = options_.on_peer_syn(syn, config_);
+  sender_.set_peer_options(agreed.peer);
+  receiver_.set_window_scaling(agreed.window_scaling);
+  receiver_.set_sack(agreed.sack);
+  receiver_.set_timestamps(agreed.timestamps);
 }
 
 void TcpConnection::push(Instant now) {
@@ -614,11 +497,7 @@ void TcpConnection::push(Instant now) {
       return;
   }
   sender_.set_sack_option_bytes(static_cast<uint32_t>(receiver_.sack_option_bytes()));
-  sender_.push(now, [this](const TcpSegment& s) {
-    TcpSegment copy = s;
-    complete(copy);
-    emit(copy);
-  });
+  sender_.push(now, [this](const TcpSegment& s) { complete_and_emit(s); });
 }
 
 void TcpConnection::flush_ack(Instant now) {
@@ -639,11 +518,7 @@ void TcpConnection::send_syn_ack(Instant now) {
   TcpSegment syn;
   syn.seqno = sender_.isn();
   syn.syn = true;
-  syn.options.mss = config_.mss;
-  syn.options.sack_permitted = config_.sack;
-  if (config_.timestamps) {
-    syn.options.timestamps = Timestamps{sender_.timestamp_value(now), 0};
-  }
+  OptionNegotiation::offer(syn.options, config_, sender_.timestamp_value(now));
   complete(syn);
   emit(syn);
 }
@@ -651,31 +526,27 @@ void TcpConnection::send_syn_ack(Instant now) {
 void TcpConnection::challenge_ack(Instant now, ConnectionDrop why) {
   drop(why);
   // RFC 5961 §7: at most challenge_ack_limit_per_second.
-  if (now - challenge_window_start_ >= std::chrono::seconds(1)) {
-    challenge_window_start_ = now;
-    challenge_acks_in_window_ = 0;
-  }
-  if (challenge_acks_in_window_ >= config_.challenge_ack_limit_per_second) {
+  if (!replies_.allow_challenge_ack(now, config_.challenge_ack_limit_per_second)) {
     drop(ConnectionDrop::ChallengeAckRateLimited);
     return;
   }
-  ++challenge_acks_in_window_;
   ++stats_.challenge_acks;
   send_ack(now);
 }
 
 bool TcpConnection::may_answer_invalid(const TcpSegment& segment, Instant now) {
-  // Linux's tcp_oow_rate_limited: data without SYN is not an ACK loop, and
-  // its sender needs the duplicate ACK.
-  if (!segment.payload.empty() && !segment.syn) {
-    return true;
-  }
-  if (last_invalid_reply_ && now - *last_invalid_reply_ < config_.invalid_reply_interval) {
+  if (!replies_.allow_invalid_reply(segment, now, config_.invalid_reply_interval)) {
     drop(ConnectionDrop::InvalidReplyRateLimited);
     return false;
   }
-  last_invalid_reply_ = now;
   return true;
+}
+
+void TcpConnection::send_reset() {
+  // <SEQ=SND.NXT><CTL=RST>
+  TcpSegment rst = sender_.make_empty_segment();
+  rst.rst = true;
+  emit(rst);
 }
 
 void TcpConnection::send_reset_for(const TcpSegment& segment) {
@@ -694,30 +565,21 @@ void TcpConnection::send_reset_for(const TcpSegment& segment) {
 
 void TcpConnection::complete(TcpSegment& segment) {
   if (segment.syn) {
-    const bool passive = peer_syn_seen_;
-    // RFC 7323 §1.3: a SYN-ACK carries window scale only if the SYN did.
-    if (config_.window_scale && (!passive || peer_offered_ws_)) {
-      segment.options.window_scale = receiver_.announced_window_shift();
-    }
-    if (passive) {
-      segment.options.sack_permitted = segment.options.sack_permitted && peer_offered_sack_;
-      if (!peer_offered_ts_) {
-        segment.options.timestamps.reset();  // RFC 7323 §3.2
-      }
-    }
+    options_.complete_syn(segment, config_, receiver_.announced_window_shift());
   }
   receiver_.fill(segment);
   if (!segment.syn) {
     // A segment sized before the receiver held more SACK blocks (a
     // retransmission) keeps within the MSS by carrying fewer: never a
     // datagram the path cannot take (RFC 6691).
-    const size_t room = sender_.segment_room();
-    while (segment.options.sack_count > 0 &&
-           segment.payload.size() + non_syn_option_bytes(segment.options) > room) {
-      --segment.options.sack_count;
-      ++stats_.sack_blocks_trimmed;
-    }
+    stats_.sack_blocks_trimmed += trim_sack_blocks(segment, sender_.segment_room());
   }
+}
+
+void TcpConnection::complete_and_emit(const TcpSegment& segment) {
+  TcpSegment copy = segment;
+  complete(copy);
+  emit(copy);
 }
 
 void TcpConnection::emit(const TcpSegment& segment) {
@@ -737,26 +599,7 @@ void TcpConnection::drop(ConnectionDrop why) {
 }
 
 ConnectionSummary TcpConnection::summary() const {
-  ConnectionSummary s;
-  const SenderStats& tx = sender_.stats();
-  s.segments_in = stats_.segments_in;
-  s.bytes_in = stats_.bytes_in;
-  s.segments_out = stats_.segments_out;
-  s.bytes_out = stats_.bytes_out;
-  s.retransmits = tx.retransmitted_segments;
-  s.fast_retransmits = tx.fast_retransmits;
-  s.rtos = tx.rto_expirations;
-  s.sack_recovered_segments = tx.sack_recovered_segments;
-  s.rack_marked_lost = tx.rack_marked_lost;
-  s.lost_retransmissions = tx.lost_retransmissions_detected;
-  s.tlp_probes = tx.tlp_probes;
-  s.tlp_recoveries = tx.tlp_recoveries;
-  s.recovery_probes = tx.recovery_probes;
-  s.duplicate_acks = tx.duplicate_acks;
-  s.challenge_acks = stats_.challenge_acks;
-  s.drops = stats_.drops.total() + receiver_.stats().drops.total();
-  s.sender = sender_.state();
-  return s;
+  return summarize(stats_, sender_, receiver_);
 }
 
 }  // namespace tinytcp::tcp

@@ -20,103 +20,19 @@
 #include <optional>
 
 #include "stream/byte_stream.hh"
+#include "tcp/connection_stats.hh"
+#include "tcp/option_negotiation.hh"
+#include "tcp/reply_rate_limiter.hh"
 #include "tcp/tcp_config.hh"
 #include "tcp/tcp_receiver.hh"
 #include "tcp/tcp_segment.hh"
 #include "tcp/tcp_sender.hh"
+#include "tcp/tcp_state.hh"
 #include "tcp/time_wait.hh"
 #include "util/counters.hh"
 #include "util/time.hh"
 
 namespace tinytcp::tcp {
-
-// RFC 9293 §3.3.2.
-enum class TcpState {
-  Closed,
-  Listen,
-  SynSent,
-  SynReceived,
-  Established,
-  FinWait1,
-  FinWait2,
-  CloseWait,
-  Closing,
-  LastAck,
-  TimeWait,
-  kCount,
-};
-const char* to_string(TcpState state);
-
-// Why the connection reached CLOSED.
-enum class CloseReason {
-  Normal,            // both FINs exchanged and acknowledged (and TIME-WAIT over)
-  Refused,           // RST in answer to our SYN
-  ResetByPeer,       // RST in a synchronized state
-  TimedOut,          // too many retransmissions
-  UserTimeout,       // RFC 9293 §3.8.3 user timeout
-  KeepaliveTimeout,  // RFC 1122 §4.2.3.6 probes unanswered
-  FinWait2Timeout,   // orphaned in FIN-WAIT-2 for TcpConfig::fin_wait2_timeout (reset)
-  Aborted,           // abort() by the application
-  kCount,
-};
-const char* to_string(CloseReason reason);
-
-// Segments dropped by the state machine (the receiver counts PAWS and
-// window drops itself). Each is one counter.
-enum class ConnectionDrop {
-  Closed,                   // arrived in CLOSED (answered with RST unless RST)
-  ListenNotSyn,             // LISTEN: neither SYN nor (answered) ACK
-  ListenRst,                // LISTEN: RST
-  ListenAck,                // LISTEN: ACK (answered with RST)
-  SynSentBadAck,            // SYN-SENT: ACK outside (ISS, SND.NXT] (answered with RST)
-  SynSentRstNoAck,          // SYN-SENT: RST without an acceptable ACK
-  SynSentNoSyn,             // SYN-SENT: neither SYN nor RST
-  RstOutOfWindow,           // RFC 5961 §3.2: RST outside the window
-  RstInWindow,              // RFC 5961 §3.2: RST in window but not at RCV.NXT (challenged)
-  SynSynchronized,          // RFC 5961 §4: SYN in a synchronized state (challenged)
-  NoAck,                    // RFC 9293 §3.10.7.4: ACK bit off
-  AckUnsent,                // ACK of something not yet sent (answered with ACK)
-  AckTooOld,                // RFC 5961 §5.2: ACK below SND.UNA - MAX.SND.WND (answered with ACK)
-  SynReceivedBadAck,        // SYN-RECEIVED: unacceptable ACK (answered with RST)
-  ChallengeAckRateLimited,  // RFC 5961 §7: a challenge ACK not sent
-  InvalidReplyRateLimited,  // RFC 5961 §7: no reply to an unacceptable segment (rate limit)
-  kCount,
-};
-const char* to_string(ConnectionDrop drop);
-
-struct ConnectionStats {
-  uint64_t segments_in = 0;
-  uint64_t bytes_in = 0;  // payload bytes of every segment handed to receive()
-  uint64_t segments_out = 0;
-  uint64_t bytes_out = 0;  // payload bytes sent, retransmissions included
-  uint64_t acks_out = 0;   // segments without payload, SYN, FIN or RST
-  uint64_t resets_out = 0;
-  uint64_t challenge_acks = 0;
-  // SACK blocks left off a segment so that payload and options fit the MSS.
-  uint64_t sack_blocks_trimmed = 0;
-  EnumCounters<ConnectionDrop> drops;
-};
-
-// Everything an app prints or plots about one connection.
-struct ConnectionSummary {
-  uint64_t segments_in = 0;
-  uint64_t bytes_in = 0;
-  uint64_t segments_out = 0;
-  uint64_t bytes_out = 0;
-  uint64_t retransmits = 0;
-  uint64_t fast_retransmits = 0;
-  uint64_t rtos = 0;
-  uint64_t sack_recovered_segments = 0;
-  uint64_t rack_marked_lost = 0;  // RFC 8985 RACK-TLP
-  uint64_t lost_retransmissions = 0;
-  uint64_t tlp_probes = 0;
-  uint64_t tlp_recoveries = 0;
-  uint64_t recovery_probes = 0;
-  uint64_t duplicate_acks = 0;
-  uint64_t challenge_acks = 0;
-  uint64_t drops = 0;  // connection and receiver drops together
-  SenderState sender;  // cwnd, ssthresh, srtt, rttvar, rto
-};
 
 class TcpConnection {
  public:
@@ -211,8 +127,10 @@ class TcpConnection {
   // TcpConfig::invalid_reply_interval when it carries no data); counts a
   // refusal.
   bool may_answer_invalid(const TcpSegment& segment, Instant now);
+  void send_reset();  // at SND.NXT, for ABORT and timeouts
   void send_reset_for(const TcpSegment& segment);
   void complete(TcpSegment& segment);
+  void complete_and_emit(const TcpSegment& segment);
   void emit(const TcpSegment& segment);
   void enter_time_wait(Instant now);
   void close(CloseReason reason);
@@ -225,20 +143,12 @@ class TcpConnection {
   TcpState state_ = TcpState::Closed;
   std::optional<CloseReason> close_reason_;
 
-  // What the peer's SYN offered (RFC 7323 §1.3, §3.2; RFC 2018 §2): our SYN-ACK
-  // may carry only options the SYN carried.
-  bool peer_syn_seen_ = false;
-  bool peer_offered_ws_ = false;
-  bool peer_offered_sack_ = false;
-  bool peer_offered_ts_ = false;
+  OptionNegotiation options_;
 
   std::optional<Instant> time_wait_deadline_;
   bool orphaned_ = false;
   std::optional<Instant> fin_wait2_deadline_;
-  // RFC 5961 §7: challenge ACKs in the current one-second interval.
-  Instant challenge_window_start_;
-  uint32_t challenge_acks_in_window_ = 0;
-  std::optional<Instant> last_invalid_reply_;
+  ReplyRateLimiter replies_;  // RFC 5961 §7
 
   ConnectionStats stats_;
 };

@@ -80,4 +80,16 @@ struct TcpSegment {
   uint64_t sequence_length() const { return payload.size() + (syn ? 1u : 0u) + (fin ? 1u : 0u); }
 };
 
+// Leaves SACK blocks off a segment without SYN until payload and options fit
+// `room` bytes (RFC 6691); returns how many it left off.
+inline uint64_t trim_sack_blocks(TcpSegment& segment, size_t room) {
+  uint64_t trimmed = 0;
+  while (segment.options.sack_count > 0 &&
+         segment.payload.size() + non_syn_option_bytes(segment.options) > room) {
+    --segment.options.sack_count;
+    ++trimmed;
+  }
+  return trimmed;
+}
+
 }  // namespace tinytcp::tcp

@@ -272,11 +272,7 @@ void TcpSender::transmit_range(uint64_t start, uint32_t length, bool syn, bool f
   }
   if (syn) {
     // What we offer; TcpConnection adds the window scale (a receive-side choice).
-    seg.options.mss = config_.mss;
-    seg.options.sack_permitted = config_.sack;
-    if (config_.timestamps) {
-      seg.options.timestamps = Timestamps{timestamp_value(now), 0};
-    }
+    OptionNegotiation::offer(seg.options, config_, timestamp_value(now));
   } else if (peer_.timestamps) {
     seg.options.timestamps = Timestamps{timestamp_value(now), 0};
   }

@@ -25,6 +25,7 @@
 
 #include "stream/byte_stream.hh"
 #include "tcp/congestion/congestion_control.hh"
+#include "tcp/option_negotiation.hh"
 #include "tcp/rack.hh"
 #include "tcp/rtt_estimator.hh"
 #include "tcp/sack_scoreboard.hh"
@@ -35,15 +36,6 @@
 #include "util/time.hh"
 
 namespace tinytcp::tcp {
-
-// What the handshake settled, handed to the sender once the peer's SYN (or
-// SYN-ACK) has been seen.
-struct PeerOptions {
-  uint16_t mss = 536;             // the peer's announced MSS (or the default)
-  uint8_t send_window_shift = 0;  // shift to apply to the peer's window field
-  bool sack = false;              // both sides sent SACK-permitted
-  bool timestamps = false;        // both sides sent timestamps
-};
 
 // How an incoming ACK relates to what was sent (RFC 9293 §3.10.7.4, RFC 5961 §5).
 enum class AckResult {
