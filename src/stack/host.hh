@@ -31,8 +31,14 @@
 #include "net/ipv4_reassembler.hh"
 #include "stack/datagram_codec.hh"
 #include "stack/four_tuple.hh"
+#include "stack/host_types.hh"
+#include "stack/icmp_handler.hh"
+#include "stack/listener_admission.hh"
 #include "stack/port_allocator.hh"
-#include "stack/time_wait_table.hh"
+#include "stack/socket_events.hh"
+#include "stack/socket_table.hh"
+#include "stack/socket_timers.hh"
+#include "stack/time_wait_handler.hh"
 #include "tcp/isn.hh"
 #include "tcp/syn_cookie.hh"
 #include "tcp/tcp_config.hh"
@@ -43,95 +49,6 @@
 #include "wire/ipv4.hh"
 
 namespace tinytcp::stack {
-
-using SocketId = uint32_t;  // 0 is never a socket
-
-struct HostConfig {
-  wire::Ipv4Address address;
-  tcp::TcpConfig tcp;
-  size_t max_sockets = 4096;  // connections and listeners together
-  // Connections in TIME-WAIT that no application holds, kept compactly
-  // (TimeWaitTable) outside max_sockets. Past this many, a connection closes
-  // without TIME-WAIT (counted), as Linux past tcp_max_tw_buckets.
-  size_t max_time_wait = 262144;
-  // Least time between two ACKs a TIME-WAIT entry sends to segments without
-  // data (Linux's tcp_invalid_ratelimit).
-  Duration time_wait_ack_interval = std::chrono::milliseconds(500);
-  size_t default_backlog = 128;
-  // RFC 4987 §3.6: when a listener's SYN queue is full, answer SYNs with a
-  // cookie instead of dropping them (tcp::SynCookies).
-  bool syn_cookies = true;
-  uint8_t ttl = 64;
-  std::string secret;  // >= 16 bytes for ISNs and ports; empty: fresh random bytes
-  net::IcmpResponder::Config icmp;
-  net::Ipv4Reassembler::Config reassembly;
-};
-
-enum class SocketError {
-  NotFound,      // no such socket
-  AddressInUse,  // a listener already has the port
-  NoPortsFree,   // every ephemeral port to that peer is taken
-  TooManySockets,
-  NotListener,
-  BadAddress,  // connect to a zero, broadcast or multicast address, or port 0
-  kCount,
-};
-const char* to_string(SocketError e);
-
-// Datagrams the Host dropped, one counter each.
-enum class HostDrop {
-  BadIpv4,     // failed IPv4 parsing (truncated, checksum, ...)
-  NotForUs,    // destination is not our address
-  BadTcp,      // failed TCP parsing (checksum, options, ...)
-  BadAddress,  // TCP from or to a non-unicast address
-  BadIcmp,
-  IcmpIgnored,      // ICMP other than echo request and fragmentation-needed
-  IcmpStale,        // frag-needed quoting no connection, or data not in flight (RFC 5927)
-  NoConnection,     // TCP for no connection or listener (answered with RST)
-  SynBacklogFull,   // SYN while `backlog` are half-open and syn_cookies is off
-  BadCookie,        // ACK for a listener that sent cookies, not a valid cookie (reset)
-  AcceptQueueFull,  // handshake completed while `backlog` wait for accept() (reset)
-  SocketLimit,      // SYN while max_sockets exist
-  kCount,
-};
-const char* to_string(HostDrop d);
-
-struct HostStats {
-  uint64_t datagrams_in = 0;
-  uint64_t datagrams_out = 0;
-  uint64_t resets_sent = 0;  // for segments that found no connection
-  uint64_t echo_replies = 0;
-  uint64_t icmp_errors_sent = 0;
-  uint64_t connections_opened = 0;  // active and passive, reaching ESTABLISHED
-  uint64_t syn_cookies_sent = 0;
-  uint64_t syn_cookies_accepted = 0;  // connections made from a returned cookie
-  uint64_t path_mtu_updates = 0;      // frag-needed errors that checked out (RFC 1191)
-  uint64_t time_wait_entered = 0;     // connections moved to the TIME-WAIT table
-  uint64_t time_wait_overflow = 0;    // closed without TIME-WAIT: the table was full
-  uint64_t time_wait_acks = 0;        // ACKs sent from TIME-WAIT entries
-  uint64_t time_wait_reused = 0;      // new SYNs accepted in TIME-WAIT (RFC 6191)
-  uint64_t time_wait_reset = 0;       // entries ended by a RST at RCV.NXT
-  EnumCounters<HostDrop> drops;
-};
-
-enum class SocketEvent {
-  Connected,   // an active open reached ESTABLISHED
-  Acceptable,  // a listener has a connection for accept()
-  Readable,    // bytes arrived, or the peer finished
-  Writable,    // writable_bytes grew (space freed, data sent, or cwnd grew)
-  Closed,      // the connection reached CLOSED (see info().close_reason)
-};
-const char* to_string(SocketEvent e);
-
-struct SocketInfo {
-  FourTuple tuple;
-  tcp::TcpState state = tcp::TcpState::Closed;
-  std::optional<tcp::CloseReason> close_reason;
-  bool listener = false;
-  uint64_t readable_bytes = 0;
-  uint64_t writable_bytes = 0;  // what write() takes now (TcpConnection::writable_bytes)
-  bool peer_finished = false;   // EOF: the peer's FIN arrived and every byte was read
-};
 
 class Host {
  public:
@@ -175,49 +92,37 @@ class Host {
 
   std::optional<SocketInfo> info(SocketId id) const;
   const tcp::TcpConnection* connection(SocketId id) const;
-  void set_event_callback(EventCallback callback) { on_event_ = std::move(callback); }
+  void set_event_callback(EventCallback callback) { events_.set_callback(std::move(callback)); }
   void set_trace(SocketId id, tcp::TcpSender::Trace trace);
 
   const HostConfig& config() const { return config_; }
   const HostStats& stats() const { return stats_; }
   const net::IcmpResponderStats& icmp_stats() const { return icmp_.stats(); }
   size_t socket_count() const { return sockets_.size(); }
-  size_t connection_count() const { return by_tuple_.size(); }
+  size_t connection_count() const { return sockets_.connection_count(); }
   // Connections in TIME-WAIT that no application holds (not sockets).
   size_t time_wait_count() const { return time_wait_.size(); }
 
  private:
-  struct Socket;
-  struct Listener {
-    uint16_t port = 0;
-    size_t backlog = 0;
-    size_t half_open = 0;
-    std::deque<SocketId> ready;
-    std::optional<Instant> last_cookie;  // when a SYN was last answered with a cookie
-  };
+  using Socket = HostSocket;
 
   void on_ipv4(const wire::Ipv4View& ip, std::string_view bytes, Instant now);
   void on_tcp(const wire::Ipv4View& ip, Instant now);
   void on_icmp(const wire::Ipv4View& ip, Instant now);
-  void on_fragmentation_needed(const wire::IcmpMessage& msg, Instant now);
   void send_error(uint8_t type, uint8_t code, const wire::Ipv4View& ip, std::string_view bytes,
                   Instant now);
   void send_reset(const InboundSegment& in);
-  // A segment for a tuple in the TIME-WAIT table: answers it; true unless
-  // it is a SYN accepted for a new connection (RFC 6191), whose ISN is then
-  // in `isn`.
-  bool on_time_wait(const InboundSegment& in, Instant now, std::optional<tcp::Wrap32>& isn);
   void on_listener_syn(Socket& listener, const InboundSegment& in, Instant now,
                        std::optional<tcp::Wrap32> isn = std::nullopt);
-  void send_cookie_syn_ack(Listener& listener, const InboundSegment& in, Instant now);
+  void send_cookie_syn_ack(ListenQueue& listener, const InboundSegment& in, Instant now);
   // An ACK for no connection on a listener's port that may carry a cookie:
   // true if it was taken (a connection made, or dropped and counted).
   bool on_cookie_ack(Socket& listener, const InboundSegment& in, Instant now);
   void emit(std::string_view datagram);
   void send_segment(const tcp::TcpSegment& segment, const FourTuple& tuple);
 
-  Socket* find(SocketId id);
-  const Socket* find(SocketId id) const;
+  Socket* find(SocketId id) { return sockets_.find(id); }
+  const Socket* find(SocketId id) const { return sockets_.find(id); }
   // A socket the application still holds (not closed by it).
   Socket* find_open(SocketId id);
   const Socket* find_open(SocketId id) const;
@@ -229,36 +134,22 @@ class Host {
   void transmit(SocketId id, const tcp::TcpSegment& segment);
   // After anything touched a connection: events, accept queue, timers, reclaim.
   void after_activity(SocketId id, Instant now);
-  void schedule(Socket& s);
-  void release(SocketId id);
-  void queue_event(SocketId id, SocketEvent e);
-  void dispatch_events();
 
   HostConfig config_;
   Output output_;
-  EventCallback on_event_;
   tcp::IsnGenerator isn_;
-  tcp::SynCookies cookies_;
+  ListenerAdmission admission_;
   PortAllocator ports_;
-  net::IcmpResponder icmp_;
+  IcmpHandler icmp_;
   net::Ipv4Reassembler reassembler_;
   HostStats stats_;
 
-  SocketId next_id_ = 1;
-  std::unordered_map<SocketId, std::unique_ptr<Socket>> sockets_;
-  std::unordered_map<FourTuple, SocketId, FourTupleHash> by_tuple_;
-  std::unordered_map<uint16_t, SocketId> listener_by_port_;
-  TimeWaitTable time_wait_;
+  SocketTable sockets_;
+  TimeWaitHandler time_wait_;
 
-  // Min-heap of (deadline, socket); stale entries are skipped lazily.
-  using TimerEntry = std::pair<Instant, SocketId>;
-  struct Later {
-    bool operator()(const TimerEntry& a, const TimerEntry& b) const { return a.first > b.first; }
-  };
-  mutable std::priority_queue<TimerEntry, std::vector<TimerEntry>, Later> timers_;
+  SocketTimers timers_;
 
-  std::vector<std::pair<SocketId, SocketEvent>> events_;
-  bool dispatching_ = false;
+  SocketEvents events_;
   std::vector<char> out_buffer_;
 };
 

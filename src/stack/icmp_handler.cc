@@ -1,0 +1,54 @@
+#include "stack/icmp_handler.hh"
+
+#include "util/buffer.hh"
+#include "wire/icmp.hh"
+
+namespace tinytcp::stack {
+
+IcmpHandler::IcmpHandler(const net::IcmpResponder::Config& config, wire::Ipv4Address address)
+    : responder_(config), address_(address) {}
+
+IcmpHandler::Outcome IcmpHandler::receive(const wire::Ipv4View& ip) {
+  Outcome out;
+  const auto msg = wire::parse_icmp(ip.payload);
+  if (!msg) {
+    out.drop = HostDrop::BadIcmp;
+    return out;
+  }
+  if (msg->type == wire::icmp::kEchoRequest && msg->code == 0) {
+    out.reply = responder_.echo_reply(ip, *msg, address_);
+    return out;
+  }
+  if (msg->type == wire::icmp::kDestinationUnreachable &&
+      msg->code == wire::icmp::kFragmentationNeeded) {
+    return on_fragmentation_needed(*msg);
+  }
+  out.drop = HostDrop::IcmpIgnored;
+  return out;
+}
+
+IcmpHandler::Outcome IcmpHandler::on_fragmentation_needed(const wire::IcmpMessage& msg) const {
+  Outcome out;
+  const auto quote = wire::parse_icmp_quote(msg.data);
+  if (!quote || quote->header.protocol != static_cast<uint8_t>(wire::IpProtocol::kTcp) ||
+      quote->header.src != address_ || quote->data.size() < 8) {
+    out.drop = HostDrop::BadIcmp;
+    return out;
+  }
+  BufferReader r(quote->data);
+  const uint16_t src_port = r.u16();
+  const uint16_t dst_port = r.u16();
+  const tcp::Wrap32 seq{r.u32()};
+  // RFC 1191 §4: a router that predates it sends 0; RFC 1191 §5 would guess
+  // a plateau below the quoted length, Linux takes 552 (its min_pmtu).
+  out.fragmentation_needed = FragmentationNeeded{
+      FourTuple{address_, src_port, quote->header.dst, dst_port}, seq, msg.next_hop_mtu()};
+  return out;
+}
+
+std::string_view IcmpHandler::error(uint8_t type, uint8_t code, const wire::Ipv4View& ip,
+                                    std::string_view bytes, Instant now) {
+  return responder_.error(type, code, 0, ip, bytes, address_, now);
+}
+
+}  // namespace tinytcp::stack
