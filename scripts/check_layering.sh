@@ -14,8 +14,9 @@ declare -A ALLOWED=(
   [stack]="util stream wire tcp net stack"
   [io]="util io"
   [proto]="util stream proto"
+  [session]="util stream session"
 )
-CORE="stream wire tcp net stack proto"
+CORE="stream wire tcp net stack proto session"
 # System headers and calls the core may not use: I/O, threads, clocks.
 FORBIDDEN_HEADERS='<(sys/socket|sys/epoll|sys/ioctl|sys/select|poll|unistd|fcntl|thread|mutex|condition_variable|future|pcap[^>]*|linux/[^>]*|netinet/[^>]*|arpa/[^>]*|net/if[^>]*|fstream|cstdio)\.?h?>'
 FORBIDDEN_CALLS='(steady_clock|system_clock|high_resolution_clock)::now|sleep_for|sleep_until|std::thread|getenv|(^|[^A-Za-z0-9_])::(socket|read|write|open|send|recv|sendto|recvfrom|ioctl)\('

@@ -1,0 +1,89 @@
+#pragma once
+
+// The bodies of the session layer's control frames (frame_codec.hh has the
+// framing, docs/session.md the table). Each is a plain struct with encode()
+// and a parse that returns nullopt for a body of the wrong size: all fields
+// are fixed-size, so a body is valid exactly when its length is right.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace tinytcp::session {
+
+constexpr uint8_t kSessionVersion = 1;
+
+enum class RefuseReason : uint8_t {
+  UnknownSession = 1,  // no such session (closed, expired or never made)
+  BadProof = 2,        // the resume proof did not verify
+  ReplayedResume = 3,  // a client nonce this session has seen before
+  BadVersion = 4,      // HELLO of a version we do not speak
+  Busy = 5,            // too many sessions
+  BadMac = 6,          // a handshake frame failed its PSK MAC
+  Failed = 7,          // the session failed and is gone
+};
+const char* to_string(RefuseReason reason);
+
+struct HelloMessage {
+  uint8_t version = kSessionVersion;
+  uint8_t flags = 0;  // bit 0: the client has a PSK
+  std::string client_nonce;
+  uint64_t limit = 0;  // the client's receive limit: the server may send bytes [0, limit)
+};
+struct WelcomeMessage {
+  std::string session_id;
+  std::string secret;
+  std::string server_nonce;
+  uint64_t limit = 0;
+};
+struct ResumeMessage {
+  std::string session_id;
+  std::string client_nonce;
+};
+struct ChallengeMessage {
+  std::string server_nonce;
+};
+// PROOF (client) and RESUMED (server): the sender's received position (data
+// bytes, +1 once the peer's FIN is in), its receive limit, its proof.
+struct ProofMessage {
+  uint64_t received = 0;
+  uint64_t limit = 0;
+  std::string proof;
+};
+// ACK: also the heartbeat.
+struct AckMessage {
+  static constexpr uint8_t kReplyRequested = 1;
+  // The sender's FIN is acknowledged and it has the peer's: the last word of
+  // a session, which lets the client close (docs/session.md, closing).
+  static constexpr uint8_t kFinAcked = 2;
+  uint64_t received = 0;
+  uint64_t limit = 0;
+  uint8_t flags = 0;
+};
+struct FinMessage {
+  uint64_t position = 0;  // total data bytes of the sender's stream
+};
+struct RefuseMessage {
+  RefuseReason reason = RefuseReason::UnknownSession;
+};
+
+std::string encode(const HelloMessage& m);
+std::string encode(const WelcomeMessage& m);
+std::string encode(const ResumeMessage& m);
+std::string encode(const ChallengeMessage& m);
+std::string encode(const ProofMessage& m);
+std::string encode(const AckMessage& m);
+std::string encode(const FinMessage& m);
+std::string encode(const RefuseMessage& m);
+
+std::optional<HelloMessage> parse_hello(std::string_view body);
+std::optional<WelcomeMessage> parse_welcome(std::string_view body);
+std::optional<ResumeMessage> parse_resume(std::string_view body);
+std::optional<ChallengeMessage> parse_challenge(std::string_view body);
+std::optional<ProofMessage> parse_proof(std::string_view body);
+std::optional<AckMessage> parse_ack(std::string_view body);
+std::optional<FinMessage> parse_fin(std::string_view body);
+std::optional<RefuseMessage> parse_refuse(std::string_view body);
+
+}  // namespace tinytcp::session
