@@ -1,0 +1,626 @@
+#include "session/session.hh"
+
+#include <algorithm>
+
+#include <spdlog/spdlog.h>
+
+#include "util/check.hh"
+
+namespace tinytcp::session {
+
+namespace {
+
+// Frames are made while less than this waits in carrier_output().
+constexpr size_t kOutputHighWater = 64 * 1024;
+constexpr size_t kMaxWriteTimes = 64;
+constexpr size_t kMaxSeenNonces = 64;
+
+}  // namespace
+
+Session::Session(SessionConfig config)
+    : config_(std::move(config)),
+      role_(Role::Client),
+      state_(State::Opening),
+      replay_(config_.replay_capacity),
+      received_(config_.receive_capacity,
+                std::min<uint64_t>(config_.receive_capacity, stream::ByteStream::kInitialRing)),
+      backoff_(config_.backoff_initial, config_.backoff_max) {
+  if (config_.ack_interval == 0) {
+    config_.ack_interval = std::max<size_t>(1, config_.receive_capacity / 4);
+  }
+}
+
+Session::Session(SessionConfig config, std::string session_id, std::string secret)
+    : Session(std::move(config)) {
+  role_ = Role::Server;
+  state_ = State::Disconnected;
+  id_ = std::move(session_id);
+  proof_key_ = proof_key(secret, config_.psk);
+  secret_ = std::move(secret);
+}
+
+// --- application side ---
+
+size_t Session::write(std::string_view data) {
+  if (fin_requested_ || state_ == State::Failed || state_ == State::Closed) {
+    return 0;
+  }
+  passive_ = false;
+  const size_t taken = replay_.append(data);
+  if (taken > 0) {
+    stats_.bytes_written += taken;
+    if (write_times_.size() < kMaxWriteTimes) {
+      write_times_.emplace_back(replay_.end(), now_);
+    } else {
+      write_times_.back().first = replay_.end();
+    }
+  }
+  if (taken < data.size() && !write_blocked_since_) {
+    write_blocked_since_ = now_;
+  }
+  pump();
+  return taken;
+}
+
+void Session::shutdown_write() {
+  if (fin_requested_ || state_ == State::Failed || state_ == State::Closed) {
+    return;
+  }
+  fin_requested_ = true;
+  passive_ = false;
+  pump();
+}
+
+void Session::consume(size_t n) {
+  const auto before = received_.bytes_popped();
+  received_.pop(n);
+  stats_.bytes_read += received_.bytes_popped() - before;
+  if (received_.bytes_buffered() == 0 && !peer_fin_ && !read_blocked_since_) {
+    read_blocked_since_ = now_;
+  }
+  pump();
+}
+
+// --- carrier side ---
+
+void Session::see(Instant now) {
+  now_ = std::max(now_, now);
+  if (!disconnected_since_ && !has_carrier_) {
+    disconnected_since_ = now_;
+  }
+  stats_.unacked_bytes = replay_.unacked();
+  stats_.oldest_unacked_age = write_times_.empty() || replay_.unacked() == 0
+                                  ? Duration{0}
+                                  : now_ - write_times_.front().second;
+}
+
+void Session::attach_carrier(Instant now) {
+  see(now);
+  if (role_ != Role::Client || state_ == State::Failed || state_ == State::Closed) {
+    return;
+  }
+  reset_carrier(config_.psk ? ControlAuth(*config_.psk, true) : ControlAuth(), now);
+  passive_ = false;
+  client_nonce_ = config_.random(kNonceBytes);
+  server_nonce_.clear();
+  auth_.set_client_nonce(client_nonce_);
+  if (id_.empty()) {
+    HelloMessage hello;
+    hello.flags = config_.psk ? 1 : 0;
+    hello.client_nonce = client_nonce_;
+    hello.limit = receive_limit();
+    state_ = State::Opening;
+    send_control(FrameType::Hello, encode(hello));
+  } else {
+    state_ = State::Resuming;
+    send_control(FrameType::Resume, encode(ResumeMessage{id_, client_nonce_}));
+  }
+}
+
+void Session::reset_carrier(ControlAuth&& auth, Instant now) {
+  if (has_carrier_ && !carrier_failed_) {
+    went_disconnected(now);  // replaced (an address change): the old one is lost
+  }
+  has_carrier_ = true;
+  carrier_failed_ = false;
+  auth_ = std::move(auth);
+  decoder_.clear();
+  out_.clear();
+  out_pos_ = 0;
+  last_received_ = now;
+  last_sent_ = now;
+  send_next_ = replay_.acked();
+  fin_sent_ = false;
+  fin_ack_told_ = false;
+  ack_request_outstanding_ = false;
+  disconnected_since_.reset();
+  ++stats_.carriers_attached;
+}
+
+void Session::consume_carrier_output(size_t n) {
+  out_pos_ += std::min(n, pending_output());
+  if (out_pos_ == out_.size()) {
+    out_.clear();
+    out_pos_ = 0;
+  } else if (out_pos_ >= kOutputHighWater) {
+    out_.erase(0, out_pos_);
+    out_pos_ = 0;
+  }
+  pump();
+  check_finished();
+}
+
+void Session::on_carrier_input(std::string_view bytes, Instant now) {
+  see(now);
+  if (!carrier_usable() || bytes.empty()) {
+    return;
+  }
+  last_received_ = now_;
+  const auto result = decoder_.feed(bytes, [this](const FrameView& f) { return on_frame(f); });
+  if (result.error) {
+    drop_carrier(*result.error == FrameError::Oversized ? SessionDrop::OversizedFrame
+                                                        : SessionDrop::BadFrame);
+    return;
+  }
+  pump();
+  check_finished();
+}
+
+void Session::carrier_lost(Instant now) {
+  see(now);
+  if (!has_carrier_) {
+    return;
+  }
+  if (!carrier_failed_) {
+    went_disconnected(now_);
+  }
+  has_carrier_ = false;
+  carrier_failed_ = false;
+}
+
+void Session::went_disconnected(Instant now) {
+  ++stats_.carriers_lost;
+  out_.clear();
+  out_pos_ = 0;
+  decoder_.clear();
+  if (state_ == State::Open || state_ == State::Opening || state_ == State::Resuming) {
+    state_ = State::Disconnected;
+  }
+  if (!disconnected_since_) {
+    disconnected_since_ = now;
+  }
+  next_attempt_ = now + backoff_.next(config_.random);
+}
+
+void Session::drop_carrier(SessionDrop reason) {
+  stats_.drops.count(reason);
+  SPDLOG_DEBUG("session: dropping carrier: {}", to_string(reason));
+  went_disconnected(now_);
+  carrier_failed_ = true;
+}
+
+bool Session::has_unsent() const {
+  return replay_.unacked() > 0 || (fin_requested_ && !fin_acked_);
+}
+
+bool Session::wants_carrier(Instant now) const {
+  if (role_ != Role::Client || (has_carrier_ && !carrier_failed_)) {
+    return false;
+  }
+  if (state_ != State::Opening && state_ != State::Disconnected) {
+    return false;
+  }
+  if (passive_ && !has_unsent()) {
+    return false;
+  }
+  return now >= next_attempt_;
+}
+
+void Session::passivate(Instant now) {
+  see(now);
+  if (state_ == State::Failed || state_ == State::Closed) {
+    return;
+  }
+  if (has_carrier_ && !carrier_failed_) {
+    went_disconnected(now_);
+    --stats_.carriers_lost;  // on purpose, not a loss
+  }
+  has_carrier_ = false;
+  carrier_failed_ = false;
+  passive_ = true;
+  backoff_.reset();
+  next_attempt_ = now_;
+  ++stats_.passivations;
+}
+
+void Session::tick(Instant now) {
+  see(now);
+  if (write_blocked_since_) {
+    stats_.write_blocked += now_ - *write_blocked_since_;
+    write_blocked_since_ = now_;
+  }
+  if (read_blocked_since_) {
+    stats_.read_blocked += now_ - *read_blocked_since_;
+    read_blocked_since_ = now_;
+  }
+  if (state_ == State::Failed || state_ == State::Closed) {
+    return;
+  }
+  if (carrier_usable() && now_ - last_received_ >= config_.carrier_timeout) {
+    drop_carrier(SessionDrop::CarrierTimeout);
+  }
+  if (!carrier_usable() && config_.give_up && !passive_ && disconnected_since_ &&
+      now_ - *disconnected_since_ >= *config_.give_up) {
+    fail("gave up: no carrier for " + std::to_string(to_ms(*config_.give_up)) + " ms");
+    return;
+  }
+  if (flowing() && pending_output() == 0 && now_ - last_sent_ >= config_.heartbeat_interval) {
+    send_ack(0);
+    ++stats_.heartbeats_sent;
+  }
+  pump();
+}
+
+std::optional<Instant> Session::next_deadline() const {
+  if (state_ == State::Failed || state_ == State::Closed) {
+    return std::nullopt;
+  }
+  std::optional<Instant> at;
+  const auto earliest = [&at](Instant t) { at = at ? std::min(*at, t) : t; };
+  if (carrier_usable()) {
+    earliest(last_received_ + config_.carrier_timeout);
+    if (flowing() && pending_output() == 0) {
+      earliest(last_sent_ + config_.heartbeat_interval);
+    }
+  } else {
+    if (role_ == Role::Client && (!passive_ || has_unsent())) {
+      earliest(next_attempt_);
+    }
+    if (config_.give_up && !passive_ && disconnected_since_) {
+      earliest(*disconnected_since_ + *config_.give_up);
+    }
+  }
+  return at;
+}
+
+void Session::fail(std::string error) {
+  if (state_ == State::Failed) {
+    return;
+  }
+  SPDLOG_DEBUG("session failed: {}", error);
+  state_ = State::Failed;
+  error_ = std::move(error);
+  out_.clear();
+  out_pos_ = 0;
+  carrier_failed_ = true;
+}
+
+// --- frames out ---
+
+void Session::send_control(FrameType type, std::string_view body) {
+  append_frame(out_, type, auth_.seal(type, body));
+  ++stats_.frames_sent;
+  last_sent_ = now_;
+}
+
+void Session::send_ack(uint8_t flags) {
+  AckMessage ack;
+  ack.received = received_position();
+  ack.limit = receive_limit();
+  ack.flags = flags;
+  send_control(FrameType::Ack, encode(ack));
+  last_ack_position_ = ack.received;
+  last_ack_limit_ = ack.limit;
+  ack_due_ = false;
+  ++stats_.acks_sent;
+}
+
+void Session::pump() {
+  if (!flowing()) {
+    return;
+  }
+  const uint64_t send_end = std::min<uint64_t>(replay_.end(), peer_limit_);
+  while (pending_output() < kOutputHighWater && send_next_ < send_end) {
+    const auto chunk = replay_.view_at(
+        send_next_, static_cast<size_t>(std::min<uint64_t>(kMaxDataBody, send_end - send_next_)));
+    TINYTCP_DCHECK(!chunk.empty());
+    append_frame(out_, FrameType::Data, chunk);
+    ++stats_.frames_sent;
+    stats_.bytes_sent += chunk.size();
+    if (send_next_ < max_sent_) {
+      stats_.bytes_replayed += std::min<uint64_t>(chunk.size(), max_sent_ - send_next_);
+    }
+    send_next_ += chunk.size();
+    max_sent_ = std::max(max_sent_, send_next_);
+    last_sent_ = now_;
+  }
+  if (fin_requested_ && !fin_sent_ && !fin_acked_ && send_next_ == replay_.end()) {
+    send_control(FrameType::Fin, encode(FinMessage{replay_.end()}));
+    fin_sent_ = true;
+    fin_ever_sent_ = true;
+  }
+  const uint64_t window_step = std::min<uint64_t>(config_.ack_interval, received_.capacity() / 4);
+  if (fin_acked_ && peer_fin_ && !fin_ack_told_) {
+    send_ack(AckMessage::kFinAcked);
+    fin_ack_told_ = true;
+  } else if (!ack_request_outstanding_ && replay_.unacked() > 0 &&
+             replay_.unacked() >= replay_.capacity() / 2) {
+    send_ack(AckMessage::kReplyRequested);
+    ack_request_outstanding_ = true;
+  } else if (ack_due_ || received_position() - last_ack_position_ >= config_.ack_interval ||
+             receive_limit() - last_ack_limit_ >= std::max<uint64_t>(1, window_step)) {
+    send_ack(0);
+  }
+}
+
+void Session::check_finished() {
+  // The client also waits for the server's kFinAcked: else an ACK cut off on
+  // the way would leave the server holding an unacknowledged FIN.
+  if (state_ == State::Open && fin_acked_ && peer_fin_ && pending_output() == 0 &&
+      (role_ == Role::Server || peer_done_)) {
+    state_ = State::Closed;
+  }
+}
+
+// --- frames in ---
+
+bool Session::on_frame(const FrameView& frame) {
+  ++stats_.frames_received;
+  if (frame.type == FrameType::Data) {
+    if (!flowing()) {
+      drop_carrier(SessionDrop::UnexpectedFrame);
+      return false;
+    }
+    on_data(frame.body);
+  } else {
+    const auto body = auth_.open(frame.type, frame.body);
+    if (!body) {
+      drop_carrier(SessionDrop::BadMac);
+      return false;
+    }
+    on_control(frame.type, *body);
+  }
+  return carrier_usable() && state_ != State::Failed;
+}
+
+bool Session::on_control(FrameType type, std::string_view body) {
+  const bool client = role_ == Role::Client;
+  if (type == FrameType::Refuse && client) {
+    on_refuse(body);
+  } else if (type == FrameType::Welcome && client && state_ == State::Opening) {
+    on_welcome(body);
+  } else if (type == FrameType::Challenge && client && state_ == State::Resuming &&
+             server_nonce_.empty()) {
+    on_challenge(body);
+  } else if (type == FrameType::Resumed && client && state_ == State::Resuming &&
+             !server_nonce_.empty()) {
+    on_resumed(body);
+  } else if (type == FrameType::Ack && flowing()) {
+    on_ack(body);
+  } else if (type == FrameType::Fin && flowing()) {
+    on_fin(body);
+  } else {
+    drop_carrier(SessionDrop::UnexpectedFrame);
+  }
+  return carrier_usable();
+}
+
+void Session::on_welcome(std::string_view body) {
+  const auto m = parse_welcome(body);
+  if (!m) {
+    drop_carrier(SessionDrop::MalformedFrame);
+    return;
+  }
+  id_ = m->session_id;
+  proof_key_ = proof_key(m->secret, config_.psk);
+  server_nonce_ = m->server_nonce;
+  auth_.set_server_nonce(server_nonce_);
+  peer_limit_ = m->limit;
+  state_ = State::Open;
+  backoff_.reset();
+}
+
+void Session::on_challenge(std::string_view body) {
+  const auto m = parse_challenge(body);
+  if (!m) {
+    drop_carrier(SessionDrop::MalformedFrame);
+    return;
+  }
+  server_nonce_ = m->server_nonce;
+  auth_.set_server_nonce(server_nonce_);
+  ProofMessage proof;
+  proof.received = received_position();
+  proof.limit = receive_limit();
+  proof.proof = resume_proof(proof_key_, true, id_, client_nonce_, server_nonce_, proof.received,
+                             proof.limit);
+  send_control(FrameType::Proof, encode(proof));
+}
+
+void Session::on_resumed(std::string_view body) {
+  const auto m = parse_proof(body);
+  if (!m) {
+    drop_carrier(SessionDrop::MalformedFrame);
+    return;
+  }
+  const auto expected =
+      resume_proof(proof_key_, false, id_, client_nonce_, server_nonce_, m->received, m->limit);
+  if (!constant_time_equal(expected, m->proof)) {
+    drop_carrier(SessionDrop::BadProof);
+    return;
+  }
+  if (const auto bad = check_peer_position(m->received)) {
+    drop_carrier(*bad);
+    return;
+  }
+  state_ = State::Open;
+  backoff_.reset();
+  ++stats_.resumes;
+  apply_peer_position(m->received, m->limit);
+}
+
+void Session::on_refuse(std::string_view body) {
+  const auto m = parse_refuse(body);
+  if (!m) {
+    drop_carrier(SessionDrop::MalformedFrame);
+    return;
+  }
+  if (m->reason == RefuseReason::Busy && state_ == State::Opening) {
+    drop_carrier(SessionDrop::UnexpectedFrame);  // try again after the backoff
+    return;
+  }
+  fail(std::string("peer refused the session: ") + to_string(m->reason));
+}
+
+void Session::on_data(std::string_view body) {
+  if (peer_fin_) {
+    drop_carrier(SessionDrop::DataAfterFin);
+    return;
+  }
+  if (received_.bytes_pushed() + body.size() > receive_limit()) {
+    drop_carrier(SessionDrop::DataPastLimit);
+    return;
+  }
+  received_.push(body);
+  stats_.bytes_received += body.size();
+  if (!body.empty() && read_blocked_since_) {
+    stats_.read_blocked += now_ - *read_blocked_since_;
+    read_blocked_since_.reset();
+  }
+}
+
+void Session::on_ack(std::string_view body) {
+  const auto m = parse_ack(body);
+  if (!m) {
+    drop_carrier(SessionDrop::MalformedFrame);
+    return;
+  }
+  if (m->received > max_sent_position()) {
+    drop_carrier(SessionDrop::AckBeyondSent);
+    return;
+  }
+  replay_.acknowledge(std::min(m->received, replay_.end()));
+  if (fin_ever_sent_ && m->received == replay_.end() + 1) {
+    fin_acked_ = true;
+  }
+  send_next_ = std::max(send_next_, replay_.acked());
+  peer_limit_ = std::max(peer_limit_, m->limit);
+  if ((m->flags & AckMessage::kReplyRequested) != 0) {
+    ack_due_ = true;
+  }
+  if ((m->flags & AckMessage::kFinAcked) != 0 && peer_fin_) {
+    peer_done_ = true;
+  }
+  ack_request_outstanding_ = false;
+  on_acknowledged();
+}
+
+void Session::on_fin(std::string_view body) {
+  const auto m = parse_fin(body);
+  if (!m) {
+    drop_carrier(SessionDrop::MalformedFrame);
+    return;
+  }
+  if (peer_fin_) {
+    drop_carrier(SessionDrop::DataAfterFin);
+    return;
+  }
+  if (m->position != received_.bytes_pushed()) {
+    drop_carrier(SessionDrop::FinMismatch);
+    return;
+  }
+  peer_fin_ = true;
+  ack_due_ = true;
+  read_blocked_since_.reset();
+}
+
+std::optional<SessionDrop> Session::check_peer_position(uint64_t received) const {
+  if (received > max_sent_position()) {
+    return SessionDrop::AckBeyondSent;
+  }
+  if (received < replay_.acked()) {
+    return SessionDrop::LostAcked;
+  }
+  return std::nullopt;
+}
+
+void Session::apply_peer_position(uint64_t received, uint64_t limit) {
+  replay_.acknowledge(std::min(received, replay_.end()));
+  if (fin_ever_sent_ && received == replay_.end() + 1) {
+    fin_acked_ = true;
+  }
+  send_next_ = replay_.acked();
+  peer_limit_ = std::max(peer_limit_, limit);
+  on_acknowledged();
+}
+
+void Session::on_acknowledged() {
+  while (!write_times_.empty() && write_times_.front().first <= replay_.acked()) {
+    write_times_.pop_front();
+  }
+  if (write_blocked_since_ && replay_.free_space() > 0) {
+    stats_.write_blocked += now_ - *write_blocked_since_;
+    write_blocked_since_.reset();
+  }
+}
+
+// --- server side ---
+
+void Session::accept_hello(ControlAuth&& auth, const HelloMessage& hello, Instant now) {
+  see(now);
+  reset_carrier(std::move(auth), now_);
+  server_nonce_ = config_.random(kNonceBytes);
+  WelcomeMessage welcome{id_, secret_, server_nonce_, receive_limit()};
+  send_control(FrameType::Welcome, encode(welcome));
+  auth_.set_server_nonce(server_nonce_);
+  peer_limit_ = hello.limit;
+  state_ = State::Open;
+  pump();
+}
+
+bool Session::seen_client_nonce(std::string_view client_nonce) const {
+  return std::find(seen_nonces_.begin(), seen_nonces_.end(), client_nonce) != seen_nonces_.end();
+}
+
+std::optional<RefuseReason> Session::accept_resume(ControlAuth&& auth,
+                                                   std::string_view client_nonce,
+                                                   std::string_view server_nonce,
+                                                   const ProofMessage& proof, Instant now) {
+  see(now);
+  if (state_ == State::Failed) {
+    return RefuseReason::Failed;
+  }
+  const auto expected =
+      resume_proof(proof_key_, true, id_, client_nonce, server_nonce, proof.received, proof.limit);
+  if (!constant_time_equal(expected, proof.proof)) {
+    return RefuseReason::BadProof;
+  }
+  if (seen_client_nonce(client_nonce)) {
+    return RefuseReason::ReplayedResume;
+  }
+  if (const auto bad = check_peer_position(proof.received)) {
+    // An authenticated claim we cannot meet: this session cannot go on.
+    stats_.drops.count(*bad);
+    fail(std::string("resume claims an impossible position: ") + to_string(*bad));
+    return RefuseReason::Failed;
+  }
+  seen_nonces_.emplace_back(client_nonce);
+  if (seen_nonces_.size() > kMaxSeenNonces) {
+    seen_nonces_.pop_front();
+  }
+  reset_carrier(std::move(auth), now_);
+  ProofMessage resumed;
+  resumed.received = received_position();
+  resumed.limit = receive_limit();
+  resumed.proof = resume_proof(proof_key_, false, id_, client_nonce, server_nonce, resumed.received,
+                               resumed.limit);
+  send_control(FrameType::Resumed, encode(resumed));
+  if (state_ != State::Closed) {
+    state_ = State::Open;
+  }
+  ++stats_.resumes;
+  apply_peer_position(proof.received, proof.limit);
+  pump();
+  return std::nullopt;
+}
+
+}  // namespace tinytcp::session

@@ -1,0 +1,210 @@
+#pragma once
+
+// Session: one end of a robust session (docs/session.md), sans-I/O. It gives
+// the application one bidirectional byte stream with half-close that survives
+// the loss of the carrier under it: a reliable byte stream (our TCP or kernel
+// TCP) that the OWNER opens, accepts and closes. The owner moves bytes between
+// carrier_output()/on_carrier_input() and the current carrier, reports a lost
+// carrier, and brings the time; the session never does I/O.
+//
+// Exactly once: both ends count the data bytes of each direction with 64-bit
+// positions; ACKs carry the receiver's position; written bytes stay in a
+// bounded ReplayBuffer until acknowledged; after a reconnection each end states
+// its position (authenticated) and the other resends exactly from there.
+//
+// Client: made by the owner, which connects a carrier whenever
+// wants_carrier(now) and calls attach_carrier(). Server: made by
+// SessionAcceptor on a HELLO, which routes later carriers to it on a RESUME.
+//
+// After every call the owner looks at carrier_output() (it may have grown),
+// carrier_failed() (close that carrier, then carrier_lost()), state() and
+// next_deadline().
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "session/control_auth.hh"
+#include "session/frame_codec.hh"
+#include "session/reconnect_backoff.hh"
+#include "session/replay_buffer.hh"
+#include "session/session_config.hh"
+#include "session/session_messages.hh"
+#include "session/session_stats.hh"
+#include "stream/byte_stream.hh"
+#include "util/time.hh"
+
+namespace tinytcp::session {
+
+class Session {
+ public:
+  enum class Role { Client, Server };
+  enum class State {
+    Opening,       // client: HELLO sent (or not yet connected the first time)
+    Open,          // a carrier is up and handshaken: bytes flow
+    Resuming,      // client: RESUME sent on a new carrier
+    Disconnected,  // no usable carrier; the client reconnects, the server waits
+    Closed,        // both directions finished and acknowledged
+    Failed,        // refused by the peer, gave up, or broken beyond repair: error()
+  };
+
+  // A client session.
+  explicit Session(SessionConfig config);
+  // A server session (SessionAcceptor makes these).
+  Session(SessionConfig config, std::string session_id, std::string secret);
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  // Application side.
+  // Takes as much of `data` as the replay buffer holds (0: full, try after
+  // more is acknowledged). Nothing after shutdown_write() or once Failed.
+  size_t write(std::string_view data);
+  // Half-close: a FIN follows the last byte written.
+  void shutdown_write();
+  // In-order received bytes (at the ring's wrap point, the part before it).
+  std::string_view readable() const { return received_.peek(); }
+  void consume(size_t n);
+  // The peer half-closed and every byte it sent has been read.
+  bool peer_finished() const { return peer_fin_ && received_.bytes_buffered() == 0; }
+
+  // Carrier side.
+  // Client: a new carrier is connected (it replaces any current one).
+  void attach_carrier(Instant now);
+  std::string_view carrier_output() const { return std::string_view(out_).substr(out_pos_); }
+  void consume_carrier_output(size_t n);
+  void on_carrier_input(std::string_view bytes, Instant now);
+  // The carrier broke (RST, EOF, error) or the owner closed a failed one.
+  void carrier_lost(Instant now);
+  // The session gave up on the current carrier (dead, bad input, refused):
+  // the owner closes it and calls carrier_lost().
+  bool carrier_failed() const { return has_carrier_ && carrier_failed_; }
+  bool has_carrier() const { return has_carrier_; }
+  // Client: no usable carrier, the backoff has passed, and (if passive) there
+  // is something to send: connect one now.
+  bool wants_carrier(Instant now) const;
+  // The owner closes the carrier of an idle session on purpose: the session
+  // stays; the next write() (or shutdown_write()) makes the client want a
+  // carrier again.
+  void passivate(Instant now);
+  bool passive() const { return passive_; }
+
+  void tick(Instant now);
+  std::optional<Instant> next_deadline() const;
+
+  State state() const { return state_; }
+  const std::string& error() const { return error_; }
+  // Both directions closed and acknowledged.
+  bool finished() const { return state_ == State::Closed; }
+  const SessionStats& stats() const { return stats_; }
+  Role role() const { return role_; }
+  const std::string& id() const { return id_; }
+  // When the session last lost its carrier (nullopt: it has one).
+  std::optional<Instant> disconnected_since() const { return disconnected_since_; }
+
+  // For SessionAcceptor (server sessions).
+  // A HELLO on a new carrier: WELCOME goes out on it.
+  void accept_hello(ControlAuth&& auth, const HelloMessage& hello, Instant now);
+  bool seen_client_nonce(std::string_view client_nonce) const;
+  // A PROOF on a new carrier after RESUME/CHALLENGE: if it verifies and the
+  // claim is consistent, the carrier replaces the current one and RESUMED
+  // goes out; otherwise the reason to refuse it.
+  std::optional<RefuseReason> accept_resume(ControlAuth&& auth, std::string_view client_nonce,
+                                            std::string_view server_nonce,
+                                            const ProofMessage& proof, Instant now);
+  void fail(std::string error);
+
+ private:
+  // Sequence space of a direction: data bytes, then 1 for the FIN.
+  uint64_t received_position() const { return received_.bytes_pushed() + (peer_fin_ ? 1 : 0); }
+  uint64_t receive_limit() const { return received_.bytes_popped() + received_.capacity(); }
+  uint64_t max_sent_position() const { return max_sent_ + (fin_ever_sent_ ? 1 : 0); }
+  size_t pending_output() const { return out_.size() - out_pos_; }
+  bool carrier_usable() const { return has_carrier_ && !carrier_failed_; }
+  bool flowing() const {
+    return carrier_usable() && (state_ == State::Open || state_ == State::Closed);
+  }
+  bool has_unsent() const;
+
+  void see(Instant now);
+  void reset_carrier(ControlAuth&& auth, Instant now);
+  void went_disconnected(Instant now);
+  void drop_carrier(SessionDrop reason);
+  void send_control(FrameType type, std::string_view body);
+  void send_ack(uint8_t flags);
+  void pump();
+  void check_finished();
+  bool on_frame(const FrameView& frame);
+  bool on_control(FrameType type, std::string_view body);
+  void on_welcome(std::string_view body);
+  void on_challenge(std::string_view body);
+  void on_resumed(std::string_view body);
+  void on_refuse(std::string_view body);
+  void on_data(std::string_view body);
+  void on_ack(std::string_view body);
+  void on_fin(std::string_view body);
+  std::optional<SessionDrop> check_peer_position(uint64_t received) const;
+  void apply_peer_position(uint64_t received, uint64_t limit);
+  void on_acknowledged();
+
+  SessionConfig config_;
+  Role role_;
+  State state_;
+  std::string error_;
+  std::string id_;
+  std::string secret_;  // server: sent in the WELCOME
+  std::string proof_key_;
+
+  // The current carrier.
+  bool has_carrier_ = false;
+  bool carrier_failed_ = false;
+  ControlAuth auth_;
+  FrameDecoder decoder_;
+  std::string out_;
+  size_t out_pos_ = 0;
+  std::string client_nonce_;
+  std::string server_nonce_;
+  Instant last_received_;
+  Instant last_sent_;
+
+  // Sending direction.
+  ReplayBuffer replay_;
+  uint64_t send_next_ = 0;  // next data position to put on this carrier
+  uint64_t max_sent_ = 0;   // highest data position ever put on a carrier
+  uint64_t peer_limit_ = 0;
+  bool fin_requested_ = false;
+  bool fin_sent_ = false;  // on this carrier
+  bool fin_ever_sent_ = false;
+  bool fin_acked_ = false;
+  bool fin_ack_told_ = false;  // this carrier carried our kFinAcked
+  bool peer_done_ = false;     // the peer said kFinAcked
+  bool ack_request_outstanding_ = false;
+  // (end position of a write, when) for the age of the oldest unacked byte.
+  std::deque<std::pair<uint64_t, Instant>> write_times_;
+
+  // Receiving direction.
+  stream::ByteStream received_;
+  bool peer_fin_ = false;
+  bool ack_due_ = false;
+  uint64_t last_ack_position_ = 0;
+  uint64_t last_ack_limit_ = 0;
+
+  // Time and reconnection.
+  Instant now_;
+  std::optional<Instant> disconnected_since_;
+  ReconnectBackoff backoff_;
+  Instant next_attempt_;
+  bool passive_ = false;
+  std::optional<Instant> write_blocked_since_;
+  std::optional<Instant> read_blocked_since_;
+  std::deque<std::string> seen_nonces_;  // server: client nonces of past resumes
+
+  SessionStats stats_;
+};
+
+const char* to_string(Session::State state);
+
+}  // namespace tinytcp::session
