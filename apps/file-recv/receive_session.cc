@@ -30,9 +30,8 @@ std::unique_ptr<PosixFileSink> make_sink(const SessionSettings& settings) {
 
 }  // namespace
 
-ReceiveSession::ReceiveSession(std::unique_ptr<ServerStream> stream,
-                               const SessionSettings& settings, NameClaims& claims,
-                               StreamServer& server)
+ReceiveSession::ReceiveSession(std::unique_ptr<StreamEnd> stream, const SessionSettings& settings,
+                               NameClaims& claims, StreamServer& server)
     : stream_(std::move(stream)),
       server_(server),
       settings_(settings),
@@ -41,7 +40,7 @@ ReceiveSession::ReceiveSession(std::unique_ptr<ServerStream> stream,
       receiver_(sink_, settings.policy, &hash_, &runner_),
       started_(monotonic_seconds()),
       last_progress_(started_) {
-  server_.watch(runner_.wakeup_fd());
+  server_.watch(runner_.wakeup_fd(), io::EventLoop::kReadable);
 }
 
 ReceiveSession::~ReceiveSession() {

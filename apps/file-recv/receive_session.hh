@@ -30,7 +30,7 @@ struct SessionSettings {
 class ReceiveSession {
  public:
   // `server` wakes when the session's hash worker finishes a job.
-  ReceiveSession(std::unique_ptr<ServerStream> stream, const SessionSettings& settings,
+  ReceiveSession(std::unique_ptr<StreamEnd> stream, const SessionSettings& settings,
                  NameClaims& claims, StreamServer& server);
   ~ReceiveSession();
   ReceiveSession(const ReceiveSession&) = delete;
@@ -57,7 +57,7 @@ class ReceiveSession {
   enum class Phase { Running, Closing, Done };
   void finish(std::optional<PumpOutcome> outcome, double now);
 
-  std::unique_ptr<ServerStream> stream_;
+  std::unique_ptr<StreamEnd> stream_;
   StreamServer& server_;
   SessionSettings settings_;
   std::string peer_;

@@ -1,0 +1,178 @@
+#include "common/stream_client.hh"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <map>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "common/stack_runtime.hh"
+
+namespace tinytcp::apps {
+
+namespace {
+
+// ---------------------------------------------------------------- tinytcp
+
+// udp and tun: one Host, a connection per connect(). renew() replaces the
+// runtime; streams of an older one see their Host gone.
+class StackStreamClient : public StreamClient {
+ public:
+  StackStreamClient(const TransportOptions& options, const HostPort& to) : options_(options) {
+    runtime_options_ = runtime_options(options, false);
+    if (options.transport == "udp") {
+      runtime_options_.dev = fmt::format("udp:{}:{}", resolve_ipv4(to.host), to.port);
+      remote_ = tunnel_receiver_address();
+    } else {
+      const auto address = wire::Ipv4Address::parse(to.host);
+      if (!address) {
+        throw std::runtime_error(
+            fmt::format("--to {}: the tun transport needs an IPv4 address", to.host));
+      }
+      remote_ = *address;
+    }
+    port_ = to.port;
+    renew();
+  }
+
+  std::unique_ptr<StreamEnd> connect(std::string& error) override {
+    auto runtime = runtime_;
+    const auto id = runtime->host().connect(remote_, port_, runtime->now());
+    if (!id) {
+      error = fmt::format("cannot open a connection: {}", stack::to_string(id.error()));
+      return nullptr;
+    }
+    auto current = current_;
+    return make_stack_stream(
+        [runtime, current]() -> stack::Host* {
+          return *current == runtime.get() ? &runtime->host() : nullptr;
+        },
+        [runtime] { return runtime->now(); }, [runtime] { runtime->flush(); }, *id, remote_.value,
+        port_);
+  }
+
+  void wait(Duration max_wait) override { runtime_->loop().run_once(max_wait); }
+  void watch(int fd, uint32_t events) override {
+    events_[fd] = events;
+    watched_.watch(runtime_->loop(), fd, events);
+  }
+  void unwatch(int fd) override {
+    events_.erase(fd);
+    watched_.unwatch(runtime_->loop(), fd);
+  }
+
+  void renew() override {
+    std::vector<std::pair<int, uint32_t>> keep;
+    if (runtime_) {
+      for (const auto& [fd, events] : events_) {
+        watched_.unwatch(runtime_->loop(), fd);
+        keep.emplace_back(fd, events);
+      }
+    }
+    runtime_ = std::make_shared<StackRuntime>(runtime_options_);
+    *current_ = runtime_.get();
+    ++renewals_;
+    for (const auto& [fd, events] : keep) {
+      watched_.watch(runtime_->loop(), fd, events);
+    }
+  }
+
+  std::string summary() const override {
+    const auto& s = runtime_->host().stats();
+    return fmt::format("connections opened {}, dropped {}, tunnel sockets {}", s.connections_opened,
+                       s.drops.total(), renewals_);
+  }
+
+ private:
+  TransportOptions options_;
+  RuntimeOptions runtime_options_;
+  wire::Ipv4Address remote_;
+  uint16_t port_ = 0;
+  std::shared_ptr<StackRuntime> runtime_;
+  std::shared_ptr<StackRuntime*> current_ = std::make_shared<StackRuntime*>(nullptr);
+  LoopWatches watched_;
+  std::map<int, uint32_t> events_;
+  uint64_t renewals_ = 0;
+};
+
+// ---------------------------------------------------------------- kernel
+
+class KernelStreamClient : public StreamClient {
+ public:
+  KernelStreamClient(const TransportOptions& options, const HostPort& to)
+      : options_(options), polled_(std::make_shared<PollSet>()) {
+    to_.sin_family = AF_INET;
+    to_.sin_port = htons(to.port);
+    if (::inet_pton(AF_INET, resolve_ipv4(to.host).c_str(), &to_.sin_addr) != 1) {
+      throw std::runtime_error(fmt::format("--to {}: not an IPv4 address", to.host));
+    }
+  }
+
+  std::unique_ptr<StreamEnd> connect(std::string& error) override {
+    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd < 0) {
+      error = fmt::format("cannot open a connection: socket: {}", std::strerror(errno));
+      return nullptr;
+    }
+    const int one = 1;
+    ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    if (!options_.cc.empty() && ::setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, options_.cc.data(),
+                                             static_cast<socklen_t>(options_.cc.size())) != 0) {
+      error = fmt::format("kernel congestion control '{}': {}", options_.cc, std::strerror(errno));
+      ::close(fd);
+      return nullptr;
+    }
+    if (::connect(fd, reinterpret_cast<const sockaddr*>(&to_), sizeof(to_)) != 0 &&
+        errno != EINPROGRESS) {
+      error = fmt::format("cannot open a connection: connect: {}", std::strerror(errno));
+      ::close(fd);
+      return nullptr;
+    }
+    auto stream = make_kernel_stream(fd, polled_, ntohl(to_.sin_addr.s_addr), ntohs(to_.sin_port));
+    // Until the handshake completes, POLLOUT says it did (or failed).
+    (*polled_)[fd] = POLLIN | POLLOUT;
+    return stream;
+  }
+
+  void wait(Duration max_wait) override {
+    std::vector<pollfd> fds;
+    fds.reserve(polled_->size() + watched_.size());
+    for (const auto& [fd, events] : *polled_) {
+      fds.push_back(pollfd{fd, events, 0});
+    }
+    for (const auto& [fd, events] : watched_) {
+      fds.push_back(pollfd{fd, events, 0});
+    }
+    const auto ms = std::chrono::ceil<std::chrono::milliseconds>(max_wait).count();
+    static_cast<void>(::poll(fds.data(), fds.size(), static_cast<int>(ms)));
+  }
+  void watch(int fd, uint32_t events) override { watched_[fd] = poll_events(events); }
+  void unwatch(int fd) override { watched_.erase(fd); }
+  std::string summary() const override { return fmt::format("connections {}", polled_->size()); }
+
+ private:
+  TransportOptions options_;
+  sockaddr_in to_{};
+  std::shared_ptr<PollSet> polled_;
+  PollSet watched_;
+};
+
+}  // namespace
+
+std::unique_ptr<StreamClient> connect_streams(const TransportOptions& options, const HostPort& to) {
+  if (options.transport == "kernel") {
+    return std::make_unique<KernelStreamClient>(options, to);
+  }
+  return std::make_unique<StackStreamClient>(options, to);
+}
+
+}  // namespace tinytcp::apps

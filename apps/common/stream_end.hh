@@ -1,0 +1,94 @@
+#pragma once
+
+// StreamEnd: one end of a reliable byte stream that a single-threaded loop
+// steps without blocking, many at once: each step() moves bytes between a
+// protocol endpoint (PumpIo) and the connection. The servers of
+// stream_server.hh hand them out for accepted connections, the clients of
+// stream_client.hh for connections they open. Whichever TCP carries it:
+//   stack   a socket on a tinytcp Host (UDP tunnel or TUN)
+//   kernel  a non-blocking kernel TCP socket (possibly still connecting)
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+
+#include "common/transfer_driver.hh"
+#include "io/event_loop.hh"
+#include "stack/host.hh"
+#include "util/time.hh"
+
+namespace tinytcp::apps {
+
+// What one pass of moving bytes did.
+struct StepOutcome {
+  bool progress = false;           // bytes moved, or the peer acknowledged some
+  bool more_output = false;        // stopped at the per-pass output slice: step again soon
+  std::optional<PumpOutcome> end;  // finished: done, peer closed, or an error
+};
+
+// One pass over a tinytcp socket: up to `output_slice` bytes of the
+// endpoint's output into the send buffer, everything readable to its input.
+// Progress from acknowledgements is the caller's to track.
+StepOutcome step_stack_stream(stack::Host& host, stack::SocketId id, const PumpIo& io, Instant now,
+                              size_t output_slice);
+
+class StreamEnd {
+ public:
+  virtual ~StreamEnd() = default;
+  // The other end, "a.b.c.d:port" (for udp the outer endpoint of its
+  // tunnel), and its IPv4 address alone (the machine it runs on).
+  virtual const std::string& peer() const = 0;
+  virtual uint32_t peer_address() const = 0;
+  // end == PeerClosed means the peer half-closed: stepping on still moves
+  // our output (a forwarder relies on that).
+  virtual StepOutcome step(const PumpIo& io) = 0;
+  // Graceful close, without blocking: shutdown_write() sends our FIN after
+  // the data; closed() is true once it is acknowledged (or the connection is
+  // gone); release() then lets go of the socket.
+  virtual void shutdown_write() = 0;
+  virtual bool closed() = 0;
+  virtual void release() = 0;
+  // RST and release: the connection is given up.
+  virtual void abort() = 0;
+  // Bytes written that the peer has not acknowledged yet.
+  virtual uint64_t unacknowledged() = 0;
+};
+
+// A socket on a Host that may go away (`host` returns null once a udp peer
+// was forgotten); `flush` hands the Host's batched datagrams to the device.
+std::unique_ptr<StreamEnd> make_stack_stream(std::function<stack::Host*()> host,
+                                             std::function<Instant()> now,
+                                             std::function<void()> flush, stack::SocketId id,
+                                             uint32_t address, uint16_t port);
+
+// The kernel sockets a loop polls, each with the events it waits for: POLLOUT
+// while output waits, POLLIN unless the endpoint holds input back.
+using PollSet = std::map<int, short>;
+
+// Takes `fd` (a connected or connecting non-blocking TCP socket) and keeps
+// its entry of `polled` up to date.
+std::unique_ptr<StreamEnd> make_kernel_stream(int fd, std::shared_ptr<PollSet> polled,
+                                              uint32_t address, uint16_t port);
+
+// The fds that the owner of a StreamServer or StreamClient on an
+// io::EventLoop asked it to watch (their callbacks do nothing: they only
+// wake the loop).
+class LoopWatches {
+ public:
+  void watch(io::EventLoop& loop, int fd, uint32_t events);
+  void unwatch(io::EventLoop& loop, int fd);
+
+ private:
+  std::set<int> fds_;
+};
+// io::EventLoop readiness bits as poll(2) events.
+short poll_events(uint32_t events);
+
+// "a.b.c.d:port".
+std::string ipv4_text(uint32_t address, uint16_t port);
+
+}  // namespace tinytcp::apps
