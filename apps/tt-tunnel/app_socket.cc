@@ -1,0 +1,94 @@
+#include "tt-tunnel/app_socket.hh"
+
+#include <arpa/inet.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "io/event_loop.hh"
+
+namespace tinytcp::apps {
+
+namespace {
+
+void no_delay(int fd) {
+  // Forwarded bytes leave at once: the program on the far side decides
+  // about batching, not the tunnel.
+  const int one = 1;
+  ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+}
+
+}  // namespace
+
+AppSocket AppSockets::adopt(int fd, const sockaddr_in& peer) {
+  no_delay(fd);
+  return AppSocket{
+      fd, make_kernel_stream(fd, polled_, ntohl(peer.sin_addr.s_addr), ntohs(peer.sin_port))};
+}
+
+AppSocket AppSockets::connect(const sockaddr_in& to) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (fd < 0) {
+    throw std::runtime_error(fmt::format("socket: {}", std::strerror(errno)));
+  }
+  no_delay(fd);
+  if (::connect(fd, reinterpret_cast<const sockaddr*>(&to), sizeof(to)) != 0 &&
+      errno != EINPROGRESS) {
+    const int error = errno;
+    ::close(fd);
+    throw std::runtime_error(fmt::format("connect: {}", std::strerror(error)));
+  }
+  AppSocket socket = adopt(fd, to);
+  (*polled_)[fd] = POLLIN | POLLOUT;  // POLLOUT: the handshake completed (or failed)
+  return socket;
+}
+
+void AppSockets::close(AppSocket& socket, bool reset) {
+  if (socket.fd < 0) {
+    return;
+  }
+  if (synced_.erase(socket.fd) != 0) {
+    unwatch_(socket.fd);
+  }
+  if (reset) {
+    socket.stream->abort();
+  } else {
+    socket.stream->shutdown_write();
+    socket.stream->release();
+  }
+  socket.stream.reset();
+  socket.fd = -1;
+}
+
+void AppSockets::sync() {
+  for (const auto& [fd, events] : *polled_) {
+    auto it = synced_.find(fd);
+    if (it != synced_.end() && it->second == events) {
+      continue;
+    }
+    synced_[fd] = events;
+    watch_(fd, ((events & POLLIN) != 0 ? io::EventLoop::kReadable : 0U) |
+                   ((events & POLLOUT) != 0 ? io::EventLoop::kWritable : 0U));
+  }
+}
+
+sockaddr_in resolve_endpoint(const HostPort& endpoint) {
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(endpoint.port);
+  const std::string ip = resolve_ipv4(endpoint.host);
+  if (::inet_pton(AF_INET, ip.c_str(), &address.sin_addr) != 1) {
+    throw std::runtime_error(fmt::format("{}: not an IPv4 address", endpoint.host));
+  }
+  return address;
+}
+
+}  // namespace tinytcp::apps
