@@ -414,18 +414,7 @@ void TcpConnection::tick(Instant now) {
   sender_.set_sack_option_bytes(static_cast<uint32_t>(receiver_.sack_option_bytes()));
   sender_.tick(now, [this](const TcpSegment& s) { complete_and_emit(s); });
   if (const auto failure = sender_.failure()) {
-    // RFC 9293 §3.8.3: give up, report, enter CLOSED.
-    switch (*failure) {
-      case SenderFailure::MaxRetransmissions:
-        close(CloseReason::TimedOut);
-        break;
-      case SenderFailure::UserTimeout:
-        close(CloseReason::UserTimeout);
-        break;
-      case SenderFailure::KeepaliveTimeout:
-        close(CloseReason::KeepaliveTimeout);
-        break;
-    }
+    close(close_reason_for(*failure));  // RFC 9293 §3.8.3: give up, report, enter CLOSED
     return;
   }
   push(now);

@@ -56,6 +56,18 @@ const char* to_string(CloseReason reason) {
   return "unknown";
 }
 
+CloseReason close_reason_for(SenderFailure failure) {
+  switch (failure) {
+    case SenderFailure::MaxRetransmissions:
+      return CloseReason::TimedOut;
+    case SenderFailure::UserTimeout:
+      return CloseReason::UserTimeout;
+    case SenderFailure::KeepaliveTimeout:
+      return CloseReason::KeepaliveTimeout;
+  }
+  return CloseReason::TimedOut;
+}
+
 const char* to_string(ConnectionDrop drop) {
   switch (drop) {
     case ConnectionDrop::Closed:

@@ -5,6 +5,8 @@
 // reports in, kept apart so that stack/ and apps name states without the
 // connection's machinery.
 
+#include "tcp/sender_stats.hh"
+
 namespace tinytcp::tcp {
 
 // RFC 9293 §3.3.2.
@@ -53,6 +55,8 @@ enum class CloseReason {
   kCount,
 };
 const char* to_string(CloseReason reason);
+// The close reason of a connection whose sender gave up.
+CloseReason close_reason_for(SenderFailure failure);
 
 // Segments dropped by the state machine (the receiver counts PAWS and
 // window drops itself). Each is one counter.
