@@ -26,7 +26,29 @@ class SocketEvents {
   // Queues Readable and Writable for `s` (an application's connection) if
   // its streams changed since they were last announced; `established`:
   // the handshake is done, so writing makes sense.
-  void announce_io(HostSocket& s, const tcp::TcpConnection& c, bool established);
+  void announce_io(HostSocket& s, const tcp::TcpConnection& c, bool established) {
+    const stream::ByteStream& in = c.inbound();
+    const bool fin = in.is_closed();
+    if (in.bytes_pushed() != s.seen_pushed || fin != s.seen_fin) {
+      s.seen_pushed = in.bytes_pushed();
+      s.seen_fin = fin;
+      queue(s.id, SocketEvent::Readable);
+    }
+    // Writable when the free space grew since the last announcement (or since
+    // it last shrank) and is at least half of what is still queued, as
+    // Linux's sk_stream_is_writeable(): a full buffer is announced once a
+    // third of it is free, not after every ACK, so an app writes (and reads
+    // its source) in large pieces. Everything acknowledged, any space is enough.
+    const uint64_t writable = c.writable_bytes();
+    if (writable > s.seen_writable) {
+      if (established && 2 * writable >= c.outbound().bytes_buffered()) {
+        queue(s.id, SocketEvent::Writable);
+        s.seen_writable = writable;
+      }
+    } else {
+      s.seen_writable = writable;
+    }
+  }
   // Delivers every queued event; does nothing when called from a callback
   // (the outer call delivers).
   void dispatch();

@@ -7,30 +7,7 @@
 
 namespace tinytcp::tcp {
 
-void AckIntake::update_window(SendState& s, SenderTimers& timers, const TcpSegment& segment,
-                              uint64_t ack, Instant now) {
-  // RFC 9293 §3.10.7.4: window update from the newest segment only.
-  const uint64_t window = uint64_t{segment.window}
-                          << (segment.syn ? 0 : s.peer.send_window_shift);  // RFC 7323 §2.2
-  if (window_set_ && !seq_lt(wl1_, segment.seqno) &&
-      !(wl1_ == segment.seqno && seq_le(wl2_, segment.ackno))) {
-    return;
-  }
-  if (window_set_ && ack + window < s.snd_una + s.wnd) {
-    s.stats.input_errors.count(SenderInputError::WindowShrunk);
-    SPDLOG_DEBUG("peer shrank its window");
-  }
-  s.wnd = window;
-  window_set_ = true;
-  wl1_ = segment.seqno;
-  wl2_ = segment.ackno;
-  s.max_wnd = std::max(s.max_wnd, s.wnd);
-  if (s.wnd > 0) {
-    timers.on_window_open(s, now);
-  }
-}
-
-uint64_t AckIntake::take_sacks(SendState& s, const TcpSegment& segment, uint64_t ack) {
+uint64_t AckIntake::take_sack_blocks(SendState& s, const TcpSegment& segment, uint64_t ack) {
   const size_t count = std::min<size_t>(segment.options.sack_count, TcpOptions::kMaxSackBlocks);
   if (count == 0) {
     return 0;
@@ -82,26 +59,6 @@ bool AckIntake::inside_second_block(const TcpSegment& segment, size_t count,
   const SackBlock& second = segment.options.sack[1];
   return seq_le(second.left, first.left) && seq_le(first.right, second.right) &&
          seq_lt(second.left, second.right);
-}
-
-std::optional<Duration> AckIntake::timestamp_rtt(SendState& s, const TcpSegment& segment,
-                                                 Instant now) {
-  // RFC 7323 §4.3: an ACK of new data echoes the TSval of the segment that
-  // advanced the window; valid even after retransmissions.
-  if (!s.peer.timestamps || !segment.options.timestamps) {
-    return std::nullopt;
-  }
-  const auto elapsed =
-      static_cast<int32_t>(s.timestamp_value(now) - segment.options.timestamps->echo_reply);
-  if (elapsed < 0) {
-    s.stats.input_errors.count(SenderInputError::TimestampEchoInFuture);
-    SPDLOG_DEBUG("TSecr {} in the future", segment.options.timestamps->echo_reply);
-    return std::nullopt;
-  }
-  // The TSval clock ticks in milliseconds: 0 means "under 1 ms", not an RTT
-  // of zero (which would pull min RTT to 0 on sub-millisecond paths and with
-  // it RACK's windows and bbr's BDP).
-  return std::chrono::milliseconds(std::max<int32_t>(elapsed, 1));
 }
 
 std::optional<Duration> AckIntake::rtt_sample(SendState& s, const TcpSegment& segment,

@@ -30,10 +30,8 @@ bool Pacer::allows_at(uint64_t bytes, uint64_t rate, uint32_t smss, Instant now)
   return false;
 }
 
-void Pacer::on_sent(uint64_t bytes, std::optional<uint64_t> rate, Instant now) {
-  if (rate) {
-    next_ = std::max(next_, now) + time_at_rate(bytes, *rate);
-  }
+void Pacer::advance(uint64_t bytes, uint64_t rate, Instant now) {
+  next_ = std::max(next_, now) + time_at_rate(bytes, rate);
 }
 
 }  // namespace tinytcp::tcp

@@ -22,13 +22,18 @@ class Pacer {
     return !rate || allows_at(bytes, *rate, smss, now);
   }
   // `bytes` left at `now`.
-  void on_sent(uint64_t bytes, std::optional<uint64_t> rate, Instant now);
+  void on_sent(uint64_t bytes, std::optional<uint64_t> rate, Instant now) {
+    if (rate) {
+      advance(bytes, *rate, now);
+    }
+  }
   // When sending stopped for pacing resumes.
   const std::optional<Instant>& release() const { return release_; }
   void clear_release() { release_.reset(); }
 
  private:
   bool allows_at(uint64_t bytes, uint64_t rate, uint32_t smss, Instant now);
+  void advance(uint64_t bytes, uint64_t rate, Instant now);
 
   Instant next_;  // the paced stream's clock
   std::optional<Instant> release_;

@@ -5,16 +5,6 @@
 
 namespace tinytcp::tcp {
 
-std::optional<Instant> RackTlp::deadline() const {
-  std::optional<Instant> next = rack_.deadline();
-  for (const auto& t : {tlp_.deadline(), recovery_probe_.deadline()}) {
-    if (t && (!next || *t < *next)) {
-      next = t;
-    }
-  }
-  return next;
-}
-
 Instant RackTlp::ambiguous_after(const SendState& s, const TcpSegment& segment, Instant now) const {
   // RFC 8985 §6.2 step 2: a retransmission delivered less than min_rtt after
   // it was sent, or sent after the TSval this ACK echoes, may be the
@@ -38,17 +28,6 @@ Instant RackTlp::ambiguous_after(const SendState& s, const TcpSegment& segment, 
   return bound;
 }
 
-void RackTlp::on_ack(SendState& s, const LossRecovery& recovery, bool dsack, Instant now) {
-  Rack::AckInfo info;
-  info.now = now;
-  info.delivered = &s.board.delivery();
-  info.dsack = dsack;
-  info.snd_una = s.snd_una;
-  info.snd_nxt = s.snd_nxt;
-  rack_.on_ack(info);
-  detect(s, recovery, now);
-}
-
 void RackTlp::detect(SendState& s, const LossRecovery& recovery, Instant now) {
   Rack::WindowInputs in;
   in.min_rtt = s.rtt.min_rtt();
@@ -63,8 +42,9 @@ void RackTlp::detect(SendState& s, const LossRecovery& recovery, Instant now) {
   s.stats.lost_retransmissions_detected += found.lost_retransmissions;
 }
 
-bool RackTlp::on_probe_ack(SendState& s, LossRecovery& recovery, uint64_t ack, bool duplicate,
-                           bool sacks, bool dsack, uint64_t prior_flight, const AckEvent& event) {
+bool RackTlp::on_probe_answer(SendState& s, LossRecovery& recovery, uint64_t ack, bool duplicate,
+                              bool sacks, bool dsack, uint64_t prior_flight,
+                              const AckEvent& event) {
   if (!tlp_.on_ack(ack, duplicate, sacks, dsack)) {
     return false;
   }
@@ -79,31 +59,6 @@ bool RackTlp::on_probe_ack(SendState& s, LossRecovery& recovery, uint64_t ack, b
   return true;
 }
 
-void RackTlp::after_ack(const SendState& s, const LossRecovery& recovery,
-                        const SenderTimers& timers, bool advanced, bool sacked, Instant now) {
-  if (advanced) {
-    schedule_tlp(s, recovery, timers, now);  // RFC 8985 §7.2: restarted by an ACK of new data
-  } else if (tlp_.deadline() && !tlp_allowed(s, recovery, timers)) {
-    tlp_.cancel();
-  }
-  if (advanced || sacked) {
-    recovery_probe_.reset_backoff();
-    schedule_recovery_probe(s, recovery, timers, now);
-  } else if (recovery_probe_.deadline() && !recovery_probe_allowed(s, recovery, timers)) {
-    recovery_probe_.cancel();
-  }
-}
-
-void RackTlp::after_send(const SendState& s, const LossRecovery& recovery,
-                         const SenderTimers& timers, bool sent_new, Instant now) {
-  if (sent_new) {
-    schedule_tlp(s, recovery, timers, now);  // RFC 8985 §7.2: restarted by new data
-  }
-  if (!recovery_probe_.deadline()) {
-    schedule_recovery_probe(s, recovery, timers, now);
-  }
-}
-
 void RackTlp::on_timeout() {
   tlp_.end_episode();
   recovery_probe_.cancel();
@@ -111,7 +66,8 @@ void RackTlp::on_timeout() {
   rack_.cancel_timer();
 }
 
-void RackTlp::on_tick(SendPath p, Segmenter& segmenter, Instant now, const Transmit& transmit) {
+void RackTlp::on_tick(const SendPath& p, Segmenter& segmenter, Instant now,
+                      const Transmit& transmit) {
   if (rack_.deadline() && now >= *rack_.deadline()) {
     // RFC 8985 §6.3: the reordering window of a segment ran out.
     rack_.cancel_timer();
@@ -151,7 +107,8 @@ void RackTlp::schedule_tlp(const SendState& s, const LossRecovery& recovery,
   tlp_.arm(now, s.rtt, s.snd_nxt - s.snd_una <= s.smss, s.config.tlp_max_ack_delay, *timers.rto());
 }
 
-void RackTlp::on_pto(SendPath p, Segmenter& segmenter, Instant now, const Transmit& transmit) {
+void RackTlp::on_pto(const SendPath& p, Segmenter& segmenter, Instant now,
+                     const Transmit& transmit) {
   tlp_.cancel();
   if (!tlp_allowed(p.s, p.recovery, p.timers)) {
     return;
@@ -185,7 +142,7 @@ void RackTlp::schedule_recovery_probe(const SendState& s, const LossRecovery& re
   recovery_probe_.arm(now, s.rtt.srtt(), *timers.rto());
 }
 
-void RackTlp::on_recovery_probe(SendPath p, Segmenter& segmenter, Instant now,
+void RackTlp::on_recovery_probe(const SendPath& p, Segmenter& segmenter, Instant now,
                                 const Transmit& transmit) {
   recovery_probe_.cancel();
   if (!recovery_probe_allowed(p.s, p.recovery, p.timers)) {

@@ -41,7 +41,7 @@ void Segmenter::transmit_range(SendState& s, uint64_t start, uint32_t length, bo
   s.cc->on_packet_sent(now, length, s.bytes_in_flight());
 }
 
-void Segmenter::send_syn(SendPath p, Instant now, const Transmit& transmit) {
+void Segmenter::send_syn(const SendPath& p, Instant now, const Transmit& transmit) {
   SendState& s = p.s;
   s.syn_sent = true;
   s.board.add(0, 1, true, false, now);
@@ -52,7 +52,7 @@ void Segmenter::send_syn(SendPath p, Instant now, const Transmit& transmit) {
   p.timers.arm_rto(s, now);
 }
 
-void Segmenter::retransmit(SendPath p, size_t index, Instant now, const Transmit& transmit) {
+void Segmenter::retransmit(const SendPath& p, size_t index, Instant now, const Transmit& transmit) {
   SendState& s = p.s;
   // Sent when it fitted; since then the receiver may hold more SACK blocks
   // than the segment leaves room for: retransmit the part that fits now.
@@ -76,7 +76,7 @@ void Segmenter::retransmit(SendPath p, size_t index, Instant now, const Transmit
   p.timers.arm_rto(s, now);
 }
 
-bool Segmenter::send_retransmissions(SendPath p, Instant now, const Transmit& transmit) {
+bool Segmenter::send_retransmissions(const SendPath& p, Instant now, const Transmit& transmit) {
   // The same rule repairs cumulative-ACK recovery and the go-back after a
   // timeout.
   SendState& s = p.s;
@@ -94,7 +94,7 @@ bool Segmenter::send_retransmissions(SendPath p, Instant now, const Transmit& tr
   return true;
 }
 
-void Segmenter::send_new_data(SendPath p, Instant now, const Transmit& transmit) {
+void Segmenter::send_new_data(const SendPath& p, Instant now, const Transmit& transmit) {
   SendState& s = p.s;
   p.pacer.clear_release();
   while (!s.fin_sent) {
@@ -178,7 +178,7 @@ void Segmenter::send_new_data(SendPath p, Instant now, const Transmit& transmit)
   }
 }
 
-bool Segmenter::send_probe_new_data(SendPath p, Instant now, const Transmit& transmit) {
+bool Segmenter::send_probe_new_data(const SendPath& p, Instant now, const Transmit& transmit) {
   SendState& s = p.s;
   const uint64_t pending = s.pending_bytes();
   const uint64_t usable_wnd = s.usable_window();

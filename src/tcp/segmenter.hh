@@ -43,19 +43,19 @@ class Segmenter {
   // Room for a segment's payload copied out of the stream's ring.
   void reserve(uint32_t smss) { scratch_.reserve(smss); }
 
-  void send_syn(SendPath p, Instant now, const Transmit& transmit);
+  void send_syn(const SendPath& p, Instant now, const Transmit& transmit);
   // New data (and the FIN) while both windows, Nagle, sender SWS avoidance
   // and pacing allow.
-  void send_new_data(SendPath p, Instant now, const Transmit& transmit);
+  void send_new_data(const SendPath& p, Instant now, const Transmit& transmit);
   // RFC 6675 §5 (C): the segments marked lost, while cwnd - pipe >= 1 SMSS
   // (the first one of a recovery regardless). False when cwnd stopped them:
   // no new data either then.
-  bool send_retransmissions(SendPath p, Instant now, const Transmit& transmit);
+  bool send_retransmissions(const SendPath& p, Instant now, const Transmit& transmit);
   // The scoreboard's segment `index` again.
-  void retransmit(SendPath p, size_t index, Instant now, const Transmit& transmit);
+  void retransmit(const SendPath& p, size_t index, Instant now, const Transmit& transmit);
   // RFC 8985 §7.3: one new segment if there is one and the peer's window
   // takes it; cwnd is not consulted. False if there was none.
-  bool send_probe_new_data(SendPath p, Instant now, const Transmit& transmit);
+  bool send_probe_new_data(const SendPath& p, Instant now, const Transmit& transmit);
   // A zero-window probe: the first outstanding segment again, else one
   // octet of new data (RFC 9293 §3.8.6.1), else the FIN. False if there is
   // nothing to probe with.

@@ -16,40 +16,11 @@ void SenderTimers::arm_rto(const SendState& s, Instant now) {
   }
 }
 
-void SenderTimers::restart_after_ack(SendState& s, Instant now) {
-  if (s.board.empty()) {
-    rto_.reset();  // RFC 6298 §5.2
-    s.unacked_since.reset();
-    return;
-  }
-  s.unacked_since = now;
-  if (s.wnd == 0) {
-    // Outstanding data beyond a zero window is repaired by probing.
-    rto_.reset();
-    if (!persist_) {
-      persist_interval_ = s.rtt.rto();
-      persist_ = now + persist_interval_;
-    }
-    return;
-  }
-  rto_ = now + s.rtt.rto();  // RFC 6298 §5.3
-}
-
 void SenderTimers::arm_persist_if_stalled(const SendState& s, Instant now) {
   const bool want_to_send = s.pending_bytes() > 0 || (s.outbound.is_closed() && !s.fin_sent);
   if (s.wnd == 0 && s.snd_nxt == s.snd_una && want_to_send && !persist_) {
     persist_interval_ = s.rtt.rto();
     persist_ = now + persist_interval_;
-  }
-}
-
-void SenderTimers::on_window_open(const SendState& s, Instant now) {
-  persist_probes_out_ = 0;  // an orphan's count ends when the window opens
-  if (persist_) {
-    persist_.reset();
-    if (!s.board.empty()) {
-      rto_ = now + s.rtt.rto();
-    }
   }
 }
 
@@ -61,16 +32,6 @@ void SenderTimers::on_persist_probe(const SendState& s, Instant now) {
     persist_interval_ = s.rtt.rto();
   }
   persist_ = now + persist_interval_;
-}
-
-std::optional<Instant> SenderTimers::keepalive(const SendState& s) const {
-  if (!s.config.keepalive || !s.syn_acked() || !s.board.empty()) {
-    return std::nullopt;
-  }
-  if (keepalive_probes_out_ == 0) {
-    return std::max(last_heard_, last_keepalive_) + s.config.keepalive_idle;
-  }
-  return last_keepalive_ + s.config.keepalive_interval;
 }
 
 }  // namespace tinytcp::tcp

@@ -9,6 +9,7 @@
 //
 // It keeps deadlines and probe counts; the TcpSender acts when they fire.
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 
@@ -29,7 +30,24 @@ class SenderTimers {
   void arm_rto(const SendState& s, Instant now);
   // An ACK of new data: RFC 6298 §5.2 (nothing outstanding: stop) and §5.3
   // (restart); outstanding data beyond a zero window is probed instead.
-  void restart_after_ack(SendState& s, Instant now);
+  void restart_after_ack(SendState& s, Instant now) {
+    if (s.board.empty()) {
+      rto_.reset();  // RFC 6298 §5.2
+      s.unacked_since.reset();
+      return;
+    }
+    s.unacked_since = now;
+    if (s.wnd == 0) {
+      // Outstanding data beyond a zero window is repaired by probing.
+      rto_.reset();
+      if (!persist_) {
+        persist_interval_ = s.rtt.rto();
+        persist_ = now + persist_interval_;
+      }
+      return;
+    }
+    rto_ = now + s.rtt.rto();  // RFC 6298 §5.3
+  }
 
   // Persist timer.
   const std::optional<Instant>& persist() const { return persist_; }
@@ -38,7 +56,15 @@ class SenderTimers {
   // flight is probed on a timer, or the window update could be lost forever.
   void arm_persist_if_stalled(const SendState& s, Instant now);
   // The peer's window opened: probing ends and the RTO takes over.
-  void on_window_open(const SendState& s, Instant now);
+  void on_window_open(const SendState& s, Instant now) {
+    persist_probes_out_ = 0;  // an orphan's count ends when the window opens
+    if (persist_) {
+      persist_.reset();
+      if (!s.board.empty()) {
+        rto_ = now + s.rtt.rto();
+      }
+    }
+  }
   // Unanswered zero-window probes.
   uint32_t persist_probes_out() const { return persist_probes_out_; }
   void reset_persist_probes() { persist_probes_out_ = 0; }
@@ -53,7 +79,15 @@ class SenderTimers {
   }
   // When the next keepalive probe is due: only with TcpConfig::keepalive,
   // synchronized and nothing outstanding.
-  std::optional<Instant> keepalive(const SendState& s) const;
+  std::optional<Instant> keepalive(const SendState& s) const {
+    if (!s.config.keepalive || !s.syn_acked() || !s.board.empty()) {
+      return std::nullopt;
+    }
+    if (keepalive_probes_out_ == 0) {
+      return std::max(last_heard_, last_keepalive_) + s.config.keepalive_idle;
+    }
+    return last_keepalive_ + s.config.keepalive_interval;
+  }
   uint32_t keepalive_probes_out() const { return keepalive_probes_out_; }
   void on_keepalive_probe(Instant now) {
     ++keepalive_probes_out_;

@@ -40,6 +40,9 @@ class TailLossProbe {
   // `duplicate`: a duplicate ACK without data; `sacks`: it carries SACK
   // blocks; `dsack`: one of them is a D-SACK.
   bool on_ack(uint64_t ack, bool duplicate, bool sacks, bool dsack);
+  // Whether an ACK of `ack` covers the probe (on_ack() has something to
+  // decide).
+  bool answered_by(uint64_t ack) const { return end_seq_ && ack >= *end_seq_; }
   // The episode is over (answered, or a recovery took over).
   void end_episode() {
     end_seq_.reset();

@@ -446,7 +446,9 @@ std::optional<Instant> TcpSender::next_deadline() const {
     }
   };
   consider(timers_.rto());
-  consider(rack_tlp_.deadline());
+  consider(rack_tlp_.rack_deadline());
+  consider(rack_tlp_.pto_deadline());
+  consider(rack_tlp_.recovery_probe_deadline());
   consider(timers_.persist());
   consider(keepalive_deadline());
   consider(pacer_.release());
