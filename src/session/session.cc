@@ -339,12 +339,17 @@ void Session::pump() {
     fin_sent_ = true;
     fin_ever_sent_ = true;
   }
-  const uint64_t window_step = std::min<uint64_t>(config_.ack_interval, received_.capacity() / 4);
+  // A window update of its own only once the application has read half the
+  // buffer since the last ACK: ACKs for data carry the limit anyway, and
+  // more would double the ACKs of a bulk transfer.
+  const uint64_t window_step = received_.capacity() / 2;
   if (fin_acked_ && peer_fin_ && !fin_ack_told_) {
     send_ack(AckMessage::kFinAcked);
     fin_ack_told_ = true;
-  } else if (!ack_request_outstanding_ && replay_.unacked() > 0 &&
-             replay_.unacked() >= replay_.capacity() / 2) {
+  } else if (!ack_request_outstanding_ && send_next_ > replay_.acked() &&
+             send_next_ - replay_.acked() >= replay_.capacity() / 2) {
+    // Half the replay buffer in flight and unacknowledged: ask, in case the
+    // peer's ack_interval is larger than what we can hold.
     send_ack(AckMessage::kReplyRequested);
     ack_request_outstanding_ = true;
   } else if (ack_due_ || received_position() - last_ack_position_ >= config_.ack_interval ||

@@ -351,6 +351,43 @@ TEST_F(SessionTest, HandshakeTimeoutAndPendingBound) {
   EXPECT_EQ(a.pending_count(), 0u);
 }
 
+TEST(SessionOverheadTest, BulkFramingCostsUnderATenthOfAPercent) {
+  SessionConfig c;  // the defaults: 16 KiB DATA frames, an ACK per 64 KiB
+  c.random = testing::seeded_random(1);
+  SessionConfig s = c;
+  s.random = testing::seeded_random(2);
+  SessionPair pair(c, s);
+  pair.connect();
+  pair.shuttle();
+  const size_t total = 16u << 20;
+  const std::string block(1 << 20, 'b');
+  size_t sent = 0;
+  size_t read = 0;
+  uint64_t wire = 0;  // carrier bytes, both directions, after the handshake
+  while (read < total) {
+    if (sent < total) {
+      sent += pair.client.write(std::string_view(block).substr(0, total - sent));
+    }
+    const std::string up(pair.client.carrier_output());
+    pair.client.consume_carrier_output(up.size());
+    pair.server.on_carrier_input(pair.carrier, up, pair.now);
+    Session& srv = *pair.server_session();
+    while (!srv.readable().empty()) {
+      read += srv.readable().size();
+      srv.consume(srv.readable().size());
+    }
+    const std::string down(pair.server.carrier_output(pair.carrier));
+    pair.server.consume_carrier_output(pair.carrier, down.size());
+    pair.client.on_carrier_input(down, pair.now);
+    wire += up.size() + down.size();
+  }
+  const double overhead = static_cast<double>(wire - read) / static_cast<double>(read);
+  std::printf("session framing overhead on 16 MiB bulk: %.4f%% (%llu carrier bytes)\n",
+              overhead * 100, static_cast<unsigned long long>(wire));
+  EXPECT_LT(overhead, 0.001);
+  EXPECT_EQ(pair.client.stats().bytes_written, total);
+}
+
 TEST(SessionPskTest, RightKeyOpensWrongKeyRefused) {
   auto with_key = [](uint64_t seed, std::string key) {
     SessionConfig c = small_config(seed);
