@@ -8,6 +8,7 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libfmt-dev libspdlog-dev libssl-dev libpcap-dev libcli11-dev nlohmann-json3-dev
   iproute2 iptables ethtool iputils-ping tcpdump tshark curl socat procps
+  kcptun sockperf
   python3 python3-matplotlib python3-scapy
   valgrind
 )
