@@ -55,8 +55,8 @@ size_t Session::write(std::string_view data) {
       write_times_.back().first = replay_.end();
     }
   }
-  if (taken < data.size() && !write_blocked_since_) {
-    write_blocked_since_ = now_;
+  if (taken < data.size()) {
+    write_blocked_.start(now_);
   }
   pump();
   return taken;
@@ -75,8 +75,8 @@ void Session::consume(size_t n) {
   const auto before = received_.bytes_popped();
   received_.pop(n);
   stats_.bytes_read += received_.bytes_popped() - before;
-  if (received_.bytes_buffered() == 0 && !peer_fin_ && !read_blocked_since_) {
-    read_blocked_since_ = now_;
+  if (received_.bytes_buffered() == 0 && !peer_fin_) {
+    read_blocked_.start(now_);
   }
   pump();
 }
@@ -216,6 +216,11 @@ bool Session::wants_carrier(Instant now) const {
   return now >= next_attempt_;
 }
 
+void Session::connect_failed(Instant now) {
+  see(now);
+  next_attempt_ = now_ + backoff_.next(config_.random);
+}
+
 void Session::passivate(Instant now) {
   see(now);
   if (state_ == State::Failed || state_ == State::Closed) {
@@ -235,14 +240,10 @@ void Session::passivate(Instant now) {
 
 void Session::tick(Instant now) {
   see(now);
-  if (write_blocked_since_) {
-    stats_.write_blocked += now_ - *write_blocked_since_;
-    write_blocked_since_ = now_;
-  }
-  if (read_blocked_since_) {
-    stats_.read_blocked += now_ - *read_blocked_since_;
-    read_blocked_since_ = now_;
-  }
+  write_blocked_.flush(now_);
+  read_blocked_.flush(now_);
+  stats_.write_blocked = write_blocked_.total();
+  stats_.read_blocked = read_blocked_.total();
   if (state_ == State::Failed || state_ == State::Closed) {
     return;
   }
@@ -487,9 +488,8 @@ void Session::on_data(std::string_view body) {
   }
   received_.push(body);
   stats_.bytes_received += body.size();
-  if (!body.empty() && read_blocked_since_) {
-    stats_.read_blocked += now_ - *read_blocked_since_;
-    read_blocked_since_.reset();
+  if (!body.empty()) {
+    read_blocked_.stop(now_);
   }
 }
 
@@ -535,7 +535,7 @@ void Session::on_fin(std::string_view body) {
   }
   peer_fin_ = true;
   ack_due_ = true;
-  read_blocked_since_.reset();
+  read_blocked_.stop(now_);
 }
 
 std::optional<SessionDrop> Session::check_peer_position(uint64_t received) const {
@@ -562,9 +562,8 @@ void Session::on_acknowledged() {
   while (!write_times_.empty() && write_times_.front().first <= replay_.acked()) {
     write_times_.pop_front();
   }
-  if (write_blocked_since_ && replay_.free_space() > 0) {
-    stats_.write_blocked += now_ - *write_blocked_since_;
-    write_blocked_since_.reset();
+  if (replay_.free_space() > 0) {
+    write_blocked_.stop(now_);
   }
 }
 

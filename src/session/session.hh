@@ -28,6 +28,7 @@
 #include <string_view>
 #include <utility>
 
+#include "session/blocked_timer.hh"
 #include "session/control_auth.hh"
 #include "session/frame_codec.hh"
 #include "session/reconnect_backoff.hh"
@@ -86,6 +87,9 @@ class Session {
   // Client: no usable carrier, the backoff has passed, and (if passive) there
   // is something to send: connect one now.
   bool wants_carrier(Instant now) const;
+  // Client: the owner could not connect a carrier (refused, unreachable):
+  // wants_carrier() stays false until the next backoff delay has passed.
+  void connect_failed(Instant now);
   // The owner closes the carrier of an idle session on purpose: the session
   // stays; the next write() (or shutdown_write()) makes the client want a
   // carrier again.
@@ -198,8 +202,8 @@ class Session {
   ReconnectBackoff backoff_;
   Instant next_attempt_;
   bool passive_ = false;
-  std::optional<Instant> write_blocked_since_;
-  std::optional<Instant> read_blocked_since_;
+  BlockedTimer write_blocked_;
+  BlockedTimer read_blocked_;
   std::deque<std::string> seen_nonces_;  // server: client nonces of past resumes
 
   SessionStats stats_;

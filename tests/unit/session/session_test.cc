@@ -298,6 +298,21 @@ TEST_F(SessionTest, BackoffIsJitteredExponentialAndCapped) {
   EXPECT_GT(previous, Duration{0});
 }
 
+TEST_F(SessionTest, FailedConnectsBackOffToo) {
+  SessionConfig c = small_config(8);
+  Session s(c);
+  Instant now;
+  ASSERT_TRUE(s.wants_carrier(now));
+  s.connect_failed(now);
+  EXPECT_FALSE(s.wants_carrier(now));
+  const Duration first = *s.next_deadline() - now;
+  EXPECT_GE(first, c.backoff_initial / 2);
+  EXPECT_TRUE(s.wants_carrier(now + first));
+  now += first;
+  s.connect_failed(now);
+  EXPECT_GE(*s.next_deadline() - now, c.backoff_initial);  // doubled, jittered to >= half
+}
+
 TEST_F(SessionTest, GivesUpAfterTheConfiguredTime) {
   SessionConfig c = small_config(6);
   c.give_up = 3s;
