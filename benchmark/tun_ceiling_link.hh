@@ -1,0 +1,71 @@
+#pragma once
+
+// One TCP connection's packets on a plain TUN device (IFF_TUN | IFF_NO_PI, no
+// IFF_VNET_HDR): exactly one write(2) per segment sent and one read(2) per
+// datagram received, nothing else. Shared by the two ceiling tools of issue 16
+// (tun_write_ceiling, tun_read_ceiling), which measure what one read or write
+// per packet costs on this machine with no TCP stack in the way.
+//
+// Headers are built and parsed by wire/'s serializers (correct IPv4 and TCP
+// checksums over header and payload, as any stack on a plain device must
+// compute). Datagrams that are not IPv4/TCP of this connection's 4-tuple are
+// read, counted in `ignored` and skipped.
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "wire/tcp_header.hh"
+
+namespace tinytcp::bench {
+
+struct TunCeilingCounters {
+  uint64_t writes = 0;   // write(2) calls, one datagram each
+  uint64_t reads = 0;    // read(2) calls that returned a datagram
+  uint64_t ignored = 0;  // datagrams read that are not this connection's
+};
+
+class TunCeilingLink {
+ public:
+  // Opens the existing device `dev` (e.g. "tun144") non-blocking; throws
+  // std::runtime_error with the reason when it cannot.
+  TunCeilingLink(const std::string& dev, uint32_t local_ip, uint32_t peer_ip);
+  ~TunCeilingLink();
+  TunCeilingLink(const TunCeilingLink&) = delete;
+  TunCeilingLink& operator=(const TunCeilingLink&) = delete;
+
+  // Serializes IPv4 + `header` + `payload` (local -> peer) and writes it in one
+  // write(2). Throws on a write error.
+  void send(const wire::TcpHeader& header, std::string_view payload);
+
+  // One read(2): the TCP segment from the peer if one was waiting (payload
+  // aliases an internal buffer, valid until the next call), nullopt when the
+  // device had nothing (EAGAIN) or the datagram was ignored. `*idle` tells
+  // the two apart.
+  std::optional<wire::TcpView> receive(bool* idle);
+
+  // Waits up to `timeout_ms` for a datagram to read; false on timeout.
+  bool wait_readable(int timeout_ms) const;
+
+  const TunCeilingCounters& counters() const { return counters_; }
+
+ private:
+  int fd_ = -1;
+  uint32_t local_ip_;
+  uint32_t peer_ip_;
+  uint16_t ip_id_ = 0;
+  TunCeilingCounters counters_;
+  char out_[2048];
+  char in_[65536];
+};
+
+// Seconds of user and system CPU time this process has used so far.
+struct CpuTimes {
+  double user_s = 0;
+  double system_s = 0;
+};
+CpuTimes process_cpu_times();
+
+}  // namespace tinytcp::bench
