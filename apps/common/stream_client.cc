@@ -15,6 +15,7 @@
 
 #include <fmt/format.h>
 
+#include "common/robust_streams.hh"
 #include "common/stack_runtime.hh"
 
 namespace tinytcp::apps {
@@ -71,17 +72,17 @@ class StackStreamClient : public StreamClient {
   }
 
   void renew() override {
-    std::vector<std::pair<int, uint32_t>> keep;
+    // The new runtime first: if it cannot be made (no route), the old one stays.
+    auto fresh = std::make_shared<StackRuntime>(runtime_options_);
     if (runtime_) {
       for (const auto& [fd, events] : events_) {
         watched_.unwatch(runtime_->loop(), fd);
-        keep.emplace_back(fd, events);
       }
     }
-    runtime_ = std::make_shared<StackRuntime>(runtime_options_);
+    runtime_ = std::move(fresh);
     *current_ = runtime_.get();
     ++renewals_;
-    for (const auto& [fd, events] : keep) {
+    for (const auto& [fd, events] : events_) {
       watched_.watch(runtime_->loop(), fd, events);
     }
   }
@@ -169,10 +170,13 @@ class KernelStreamClient : public StreamClient {
 }  // namespace
 
 std::unique_ptr<StreamClient> connect_streams(const TransportOptions& options, const HostPort& to) {
+  std::unique_ptr<StreamClient> carriers;
   if (options.transport == "kernel") {
-    return std::make_unique<KernelStreamClient>(options, to);
+    carriers = std::make_unique<KernelStreamClient>(options, to);
+  } else {
+    carriers = std::make_unique<StackStreamClient>(options, to);
   }
-  return std::make_unique<StackStreamClient>(options, to);
+  return options.robust ? robust_client(std::move(carriers), options.session) : std::move(carriers);
 }
 
 }  // namespace tinytcp::apps

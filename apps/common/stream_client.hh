@@ -10,6 +10,8 @@
 //           one UDP socket, every connection from its own TCP port inside it
 //   tun     tinytcp on a TUN device to a kernel server
 //   kernel  non-blocking kernel TCP sockets
+// With TransportOptions::robust every connection is a robust session over
+// such connections (common/robust_streams.hh).
 //
 // Errors for the user are thrown as std::runtime_error with one line.
 

@@ -17,6 +17,7 @@
 
 #include "common/kernel_tcp.hh"
 #include "common/peer_runtime.hh"
+#include "common/robust_streams.hh"
 #include "common/stack_runtime.hh"
 #include "io/impairment_spec.hh"
 #include "stack/peer_hosts.hh"
@@ -209,13 +210,15 @@ class KernelStreamServer : public StreamServer {
 
 std::unique_ptr<StreamServer> serve_streams(const TransportOptions& options, uint16_t port,
                                             const ServerLimits& limits) {
+  std::unique_ptr<StreamServer> carriers;
   if (options.transport == "kernel") {
-    return std::make_unique<KernelStreamServer>(port, limits);
+    carriers = std::make_unique<KernelStreamServer>(port, limits);
+  } else if (options.transport == "udp") {
+    carriers = std::make_unique<UdpStreamServer>(options, port, limits);
+  } else {
+    carriers = std::make_unique<TunStreamServer>(options, port, limits);
   }
-  if (options.transport == "udp") {
-    return std::make_unique<UdpStreamServer>(options, port, limits);
-  }
-  return std::make_unique<TunStreamServer>(options, port, limits);
+  return options.robust ? robust_server(std::move(carriers), options.session) : std::move(carriers);
 }
 
 }  // namespace tinytcp::apps

@@ -10,6 +10,8 @@
 //   udp     tinytcp in the UDP tunnel, one Host per peer (PeerRuntime): any
 //           number of senders on one UDP port, never mixed
 //   tun     tinytcp on a TUN device, many connections on one Host
+// With TransportOptions::robust every accepted stream is a robust session
+// over such connections (common/robust_streams.hh).
 //
 // Errors for the user are thrown as std::runtime_error with one line.
 

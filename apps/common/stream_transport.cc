@@ -11,6 +11,8 @@
 #include <spdlog/spdlog.h>
 
 #include "common/stack_runtime.hh"
+#include "common/stepped_connection.hh"
+#include "common/stream_client.hh"
 #include "common/stream_server.hh"
 #include "io/impairment_spec.hh"
 #include "stack/host.hh"
@@ -389,6 +391,9 @@ void add_transport_flags(CLI::App& app, TransportFlags& flags) {
                  "Full impairment spec, e.g. 'loss=1%,burst=0.01/0.25' (udp/tun)");
   app.add_option("--seed", o.seed, "Seed of the impairment stage")->capture_default_str();
   app.add_option("--pcap", o.pcap, "Capture our packets to this pcap file (udp/tun)");
+  app.add_flag("--robust", o.robust,
+               "A robust session over the transport: the stream survives outages of the link "
+               "(reconnects, resumes, every byte once; both ends need it)");
   app.add_option("--trace", o.trace,
                  "CSV of the sender's cwnd, ssthresh, srtt, rto, bytes in flight and "
                  "retransmits over time (udp/tun)");
@@ -419,6 +424,9 @@ Expected<TransportOptions, std::string> TransportFlags::finish() const {
 
 std::unique_ptr<StreamConnection> connect_stream(const TransportOptions& options,
                                                  const HostPort& to, Duration timeout) {
+  if (options.robust) {
+    return connect_stepped(connect_streams(options, to), to, timeout);
+  }
   if (options.transport == "kernel") {
     return std::make_unique<KernelConnection>(connect_tcp(to, timeout, options.cc));
   }

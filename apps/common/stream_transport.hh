@@ -24,6 +24,7 @@
 #include "common/kernel_tcp.hh"
 #include "common/stack_runtime.hh"
 #include "common/transfer_driver.hh"
+#include "session/session_config.hh"
 #include "util/expected.hh"
 #include "util/time.hh"
 
@@ -38,6 +39,10 @@ struct TransportOptions {
   std::string pcap;
   std::string trace;  // CSV file of the sender's state over time
   uint64_t seed = 1;
+  // The stream is a robust session (common/robust_streams.hh) whose carriers
+  // are connections of the transport: it survives their loss.
+  bool robust = false;
+  session::SessionConfig session;
 };
 
 // Checks the combination before anything is opened; the message names the flag.
@@ -45,7 +50,8 @@ std::optional<std::string> validate(const TransportOptions& options);
 
 // The command-line flags both file apps share: --transport, --dev, --cc,
 // --no-sack, --loss/--delay/--jitter/--reorder/--duplicate (each direction),
-// --impair SPEC (the full impairment syntax), --seed, --pcap, --trace.
+// --impair SPEC (the full impairment syntax), --seed, --pcap, --trace,
+// --robust.
 struct TransportFlags {
   TransportOptions options;
   std::string loss, delay, jitter, reorder, duplicate;

@@ -40,8 +40,7 @@ void on_signal(int) {
 }
 
 struct CommonFlags {
-  apps::TransportFlags transport;
-  bool robust = false;
+  apps::TransportFlags transport;  // --robust among them
   bool no_robust = false;
   std::string key_file;
   size_t max_connections = 256;
@@ -53,10 +52,9 @@ struct CommonFlags {
 
 void add_common_flags(CLI::App& app, CommonFlags& f) {
   apps::add_transport_flags(app, f.transport);
-  app.add_flag("--robust", f.robust,
-               "Each connection in a robust session that survives carrier loss (default for udp "
-               "and tun)");
-  app.add_flag("--no-robust", f.no_robust, "One plain carrier connection per connection");
+  app.add_flag("--no-robust", f.no_robust,
+               "One plain carrier connection per forwarded connection (the default for kernel; "
+               "udp and tun carry each in a robust session)");
   app.add_option("--key-file", f.key_file,
                  "Pre-shared key (any bytes, at least 16): sessions and control messages "
                  "authenticated; both ends need the same file")
@@ -79,11 +77,12 @@ apps::TunnelOptions finish(const CommonFlags& f) {
   if (!transport) {
     throw std::runtime_error(transport.error());
   }
-  options.transport = *transport;
-  if (f.robust && f.no_robust) {
+  auto& t = options.transport;
+  t = *transport;
+  if (t.robust && f.no_robust) {
     throw std::runtime_error("--robust and --no-robust: choose one");
   }
-  options.robust = f.robust || (!f.no_robust && options.transport.transport != "kernel");
+  t.robust = t.robust || (!f.no_robust && t.transport != "kernel");
   if (!f.key_file.empty()) {
     std::ifstream in(f.key_file, std::ios::binary);
     std::string key((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -94,16 +93,17 @@ apps::TunnelOptions finish(const CommonFlags& f) {
       throw std::runtime_error(
           fmt::format("--key-file {}: {} bytes; a key needs at least 16", f.key_file, key.size()));
     }
-    if (!options.robust) {
+    if (!t.robust) {
       throw std::runtime_error("--key-file needs --robust (it authenticates sessions)");
     }
-    options.psk = std::move(key);
+    t.session.psk = std::move(key);
   }
-  options.max_connections = f.max_connections;
   if (f.give_up > 0) {
-    options.give_up =
+    t.session.give_up =
         std::chrono::duration_cast<Duration>(std::chrono::duration<double>(f.give_up));
   }
+  t.session.max_sessions = f.max_connections;
+  options.max_connections = f.max_connections;
   return options;
 }
 
@@ -154,7 +154,7 @@ int run(int argc, char** argv) {
     apps::TunnelServer tunnel(options, static_cast<uint16_t>(server_port),
                               apps::parse_host_port(forward));
     spdlog::info("tunnel server on port {} ({}{}), forwarding to {}", server_port,
-                 options.transport.transport, options.robust ? ", robust" : "", forward);
+                 options.transport.transport, options.transport.robust ? ", robust" : "", forward);
     tunnel.run(g_stop);
     if (server_flags.json) {
       report(tunnel.stats(), true);
@@ -169,9 +169,13 @@ int run(int argc, char** argv) {
       apps::parse_host_port(listen.find(':') == std::string::npos ? "127.0.0.1:" + listen : listen);
   apps::TunnelClient tunnel(options, at, apps::parse_host_port(to));
   spdlog::info("tunnel client on {}:{} ({}{}), to {}", at.host, tunnel.port(),
-               options.transport.transport, options.robust ? ", robust" : "", to);
+               options.transport.transport, options.transport.robust ? ", robust" : "", to);
   tunnel.run(g_stop);
-  report(tunnel.stats(), client_flags.json);
+  if (client_flags.json) {
+    report(tunnel.stats(), true);
+  } else {
+    spdlog::info("{}", tunnel.summary());
+  }
   return 0;
 }
 

@@ -1,21 +1,19 @@
 #pragma once
 
-// The two ways a forwarded connection crosses the tunnel, each one pass at a
-// time on the tunnel's loop:
-//   PlainRelay    the program's socket <-> one carrier connection; when the
-//                 carrier breaks, so does the program's connection (RST)
-//   SessionRelay  the program's socket <-> a robust session (src/session),
-//                 whose carriers come and go underneath (the owner's job)
-// Both forward half-close: EOF from one side becomes a FIN on the other once
-// everything before it was handed over. Buffers between the sides are bounded
-// (kRelayBuffer): a side that does not drain stops the other from reading.
+// PlainRelay: one forwarded connection, one pass at a time on the tunnel's
+// loop: the program's kernel socket <-> the stream that carries it across
+// the tunnel (a plain carrier connection, or a robust session whose carriers
+// come and go underneath: common/robust_streams.hh). Half-close is forwarded:
+// EOF from one side becomes a FIN on the other once everything before it was
+// handed over. Buffers between the sides are bounded (kRelayBuffer): a side
+// that does not drain stops the other from reading. When either side breaks,
+// the other is reset.
 
 #include <cstddef>
 #include <optional>
 #include <string>
 
 #include "common/stream_end.hh"
-#include "session/session.hh"
 #include "tt-tunnel/app_socket.hh"
 
 namespace tinytcp::apps {
@@ -65,27 +63,6 @@ class PlainRelay {
   bool app_eof_ = false, carrier_eof_ = false;
   bool carrier_shut_ = false, app_shut_ = false;
   bool done_ = false;
-};
-
-// The program's side of a robust session. The session is not owned (the
-// client's Forward or the server's SessionAcceptor holds it).
-class SessionRelay {
- public:
-  SessionRelay(AppSockets& sockets, AppSocket app) : sockets_(sockets), app_(std::move(app)) {}
-  ~SessionRelay();
-  SessionRelay(const SessionRelay&) = delete;
-  SessionRelay& operator=(const SessionRelay&) = delete;
-
-  RelayStatus step(session::Session& session);
-  // The session is gone (failed or refused): reset the program's side.
-  void abort();
-  bool app_closed() const { return app_.fd < 0; }
-
- private:
-  AppSockets& sockets_;
-  AppSocket app_;
-  ByteQueue to_session_;
-  bool app_eof_ = false, session_shut_ = false, app_shut_ = false;
 };
 
 }  // namespace tinytcp::apps

@@ -13,7 +13,6 @@
 #include <spdlog/spdlog.h>
 
 #include "io/event_loop.hh"
-#include "io/system_clock.hh"
 
 namespace tinytcp::apps {
 
@@ -21,11 +20,6 @@ namespace {
 
 constexpr size_t kAcceptsPerPass = 64;
 constexpr Duration kIdleWait = std::chrono::milliseconds(100);
-// udp: after a carrier died of silence, the tunnel socket is made again (a
-// new source address and port: the machine's address may have changed), at
-// most this often, so that sessions noticing one outage together do not
-// renew it once each.
-constexpr Duration kRenewInterval = std::chrono::seconds(2);
 
 }  // namespace
 
@@ -49,7 +43,6 @@ int listen_on(const HostPort& at, int backlog) {
 
 TunnelClient::TunnelClient(const TunnelOptions& options, const HostPort& listen, const HostPort& to)
     : options_(options),
-      session_config_(tunnel_session_config(options)),
       client_(connect_streams(options.transport, to)),
       sockets_([this](int fd, uint32_t events) { client_->watch(fd, events); },
                [this](int fd) { client_->unwatch(fd); }) {
@@ -86,140 +79,48 @@ void TunnelClient::accept_programs() {
       sockets_.close(app, true);
       continue;
     }
+    std::string error;
+    auto carrier = client_->connect(error);
+    if (!carrier) {
+      ++stats_.refused;
+      spdlog::warn("refused {}: {}", who, error);
+      sockets_.close(app, true);
+      continue;
+    }
     Forward f;
     f.number = next_number_++;
-    if (options_.robust) {
-      f.session = std::make_unique<session::Session>(session_config_);
-      f.relay = std::make_unique<SessionRelay>(sockets_, std::move(app));
-    } else {
-      std::string error;
-      auto carrier = client_->connect(error);
-      if (!carrier) {
-        ++stats_.refused;
-        spdlog::warn("refused {}: {}", who, error);
-        sockets_.close(app, true);
-        continue;
-      }
-      ++stats_.carriers;
-      f.plain = std::make_unique<PlainRelay>(sockets_, std::move(app), std::move(carrier));
-    }
+    f.relay = std::make_unique<PlainRelay>(sockets_, std::move(app), std::move(carrier));
     spdlog::info("connection {} from {}", f.number, who);
     forwards_.push_back(std::move(f));
   }
 }
 
-void TunnelClient::lose_carrier(Forward& f, Instant now, bool silent) {
-  f.carrier->abort();
-  f.carrier.reset();
-  f.session->carrier_lost(now);
-  ++stats_.carriers_lost;
-  if (silent && (!last_renewal_ || now - *last_renewal_ >= kRenewInterval)) {
-    last_renewal_ = now;
-    client_->renew();
-  }
-}
-
-bool TunnelClient::step_carrier(Forward& f, Instant now) {
-  session::Session& s = *f.session;
-  if (f.carrier && s.carrier_failed()) {
-    spdlog::debug("connection {}: carrier given up", f.number);
-    lose_carrier(f, now, true);
-  }
-  if (!f.carrier && s.wants_carrier(now)) {
-    std::string error;
-    f.carrier = client_->connect(error);
-    if (!f.carrier) {
-      spdlog::debug("connection {}: {}", f.number, error);
-      return false;
-    }
-    ++stats_.carriers;
-    s.attach_carrier(now);
-  }
-  if (!f.carrier) {
-    return false;
-  }
-  const StepOutcome c = f.carrier->step(PumpIo{
-      [&s] { return s.carrier_output(); },
-      [&s](size_t n) { s.consume_carrier_output(n); },
-      [&s, now](std::string_view in) { s.on_carrier_input(in, now); },
-      [] { return false; },
-      {},
-      {},
-  });
-  if (c.end) {
-    spdlog::debug("connection {}: carrier lost: {}", f.number, c.end->error);
-    lose_carrier(f, now, false);
-  } else if (s.finished() && s.carrier_output().empty()) {
-    f.carrier->shutdown_write();
-    f.carrier->release();
-    f.carrier.reset();
-  }
-  return c.progress;
-}
-
-bool TunnelClient::step(Forward& f, Instant now, bool& finished) {
-  if (f.plain) {
-    const RelayStatus r = f.plain->step();
-    if (r.error) {
-      spdlog::info("connection {}: {}", f.number, *r.error);
-    }
-    if (r.finished) {
-      stats_.bytes_up += f.plain->bytes_to_carrier();
-      stats_.bytes_down += f.plain->bytes_to_app();
-      ++(r.error ? stats_.broken : stats_.finished);
-      finished = true;
-    }
-    return r.progress;
-  }
-  bool progress = false;
-  RelayStatus r = f.relay->step(*f.session);
-  progress = progress || r.progress;
-  progress = step_carrier(f, now) || progress;
-  f.session->tick(now);
-  r = f.relay->step(*f.session);
-  progress = progress || r.progress;
-  if (r.error) {
-    spdlog::info("connection {}: {}", f.number, *r.error);
-  }
-  if (r.finished && !f.carrier) {
-    const auto& s = f.session->stats();
-    stats_.bytes_up += s.bytes_written;
-    stats_.bytes_down += s.bytes_read;
-    stats_.resumes += s.resumes;
-    ++(f.session->state() == session::Session::State::Failed ? stats_.broken : stats_.finished);
-    finished = true;
-  }
-  return progress;
+std::string TunnelClient::summary() const {
+  return fmt::format("{}; {}", stats_.to_line(), client_->summary());
 }
 
 void TunnelClient::run(const std::atomic<bool>& stop) {
   while (!stop.load(std::memory_order_relaxed)) {
     accept_programs();
-    const Instant now = io::monotonic_now();
     bool progress = false;
-    std::optional<Instant> deadline;
     for (auto it = forwards_.begin(); it != forwards_.end();) {
-      bool finished = false;
-      progress = step(*it, now, finished) || progress;
-      if (finished) {
+      const RelayStatus r = it->relay->step();
+      progress = progress || r.progress;
+      if (r.error) {
+        spdlog::info("connection {}: {}", it->number, *r.error);
+      }
+      if (r.finished) {
+        stats_.bytes_up += it->relay->bytes_to_carrier();
+        stats_.bytes_down += it->relay->bytes_to_app();
+        ++(r.error ? stats_.broken : stats_.finished);
         spdlog::info("connection {} closed", it->number);
         it = forwards_.erase(it);
         continue;
       }
-      if (it->session) {
-        if (const auto d = it->session->next_deadline()) {
-          deadline = deadline ? std::min(*deadline, *d) : *d;
-        }
-      }
       ++it;
     }
     sockets_.sync();
-    Duration wait = kIdleWait;
-    if (progress) {
-      wait = Duration::zero();
-    } else if (deadline) {
-      wait = std::clamp<Duration>(*deadline - now, Duration::zero(), kIdleWait);
-    }
+    const Duration wait = progress ? Duration::zero() : kIdleWait;
     client_->wait(wait);
   }
 }

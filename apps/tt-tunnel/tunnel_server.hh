@@ -1,11 +1,10 @@
 #pragma once
 
-// TunnelServer: `tt-tunnel server`. Carriers from tunnel clients arrive on
-// --listen over the chosen transport (the udp transport: any number of
-// clients on one UDP port, one Host each); every forwarded connection is
-// connected on to --forward with kernel TCP. With --robust the carriers are
-// handed to a session::SessionAcceptor first: a new session opens a
-// connection to the target, a resumed one continues on its new carrier.
+// TunnelServer: `tt-tunnel server`. Streams from tunnel clients arrive on
+// --listen over the chosen transport (udp: any number of clients on one UDP
+// port, a TCP/IP stack each), as robust sessions (--robust,
+// common/robust_streams.hh: a resumed session continues unseen) or plain
+// carriers; each is connected on to --forward with kernel TCP.
 
 #include <netinet/in.h>
 
@@ -14,7 +13,6 @@
 #include <memory>
 
 #include "common/stream_server.hh"
-#include "session/session_acceptor.hh"
 #include "tt-tunnel/app_socket.hh"
 #include "tt-tunnel/relay.hh"
 #include "tt-tunnel/tunnel_options.hh"
@@ -35,15 +33,7 @@ class TunnelServer {
   std::string summary() const;
 
  private:
-  using CarrierId = session::SessionAcceptor::CarrierId;
-  using SessionHandle = session::SessionAcceptor::SessionHandle;
-
-  void accept_carriers(Instant now);
-  bool step_plain(Instant now);
-  bool step_robust(Instant now);
-  void handle_events(Instant now);
-  // A connection to the target, or nullopt (counted, logged) if none can be made.
-  std::optional<AppSocket> connect_target(const std::string& for_whom);
+  void accept_streams();
 
   TunnelOptions options_;
   sockaddr_in forward_{};
@@ -51,12 +41,7 @@ class TunnelServer {
   AppSockets sockets_;
   TunnelStats stats_;
   uint64_t next_number_ = 1;
-  // Plain: one relay per carrier.
-  std::map<uint64_t, std::unique_ptr<PlainRelay>> plain_;
-  // Robust.
-  std::unique_ptr<session::SessionAcceptor> acceptor_;
-  std::map<CarrierId, std::unique_ptr<StreamEnd>> carriers_;
-  std::map<SessionHandle, std::unique_ptr<SessionRelay>> relays_;
+  std::map<uint64_t, std::unique_ptr<PlainRelay>> relays_;
 };
 
 }  // namespace tinytcp::apps

@@ -11,7 +11,10 @@ set -euo pipefail
 BIN=${1:?usage: $0 BIN_DIR}
 WORK=$(mktemp -d /tmp/tt-e2e-tunnel.XXXXXX)
 PIDS=()
+ECHO_PID=""
 cleanup() {
+  # socat's forked children (one per echo connection) first.
+  [ -n "$ECHO_PID" ] && pkill -P "$ECHO_PID" 2>/dev/null || true
   for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
   for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
   rm -rf "$WORK"
@@ -30,7 +33,8 @@ wait_for() {  # FILE TEXT
 
 echo_port=$(free_port)
 socat TCP-LISTEN:"$echo_port",bind=127.0.0.1,reuseaddr,fork EXEC:cat 2>"$WORK/echo.err" &
-PIDS+=($!)
+ECHO_PID=$!
+PIDS+=("$ECHO_PID")
 for i in 1 2 3 4; do head -c $((1000000 * i + 17)) /dev/urandom >"$WORK/in$i.bin"; done
 head -c 16 /dev/urandom >"$WORK/ok.key"
 head -c 32 /dev/urandom >"$WORK/other.key"

@@ -1,0 +1,525 @@
+#include "common/robust_streams.hh"
+
+#include <algorithm>
+#include <deque>
+#include <list>
+#include <map>
+#include <utility>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "io/system_clock.hh"
+#include "session/session.hh"
+#include "session/session_acceptor.hh"
+
+namespace tinytcp::apps {
+
+namespace {
+
+using session::Session;
+using session::SessionAcceptor;
+
+// udp: a carrier that died of silence renews the tunnel socket at most this
+// often (sessions noticing one outage together renew it once), retrying
+// while there is no route (a link that is down).
+constexpr Duration kRenewInterval = std::chrono::seconds(2);
+constexpr Duration kRenewRetry = std::chrono::milliseconds(100);
+// A released session still closing is given up after this long.
+constexpr Duration kReleasedLinger = std::chrono::seconds(10);
+
+std::optional<Instant> earliest(std::optional<Instant> a, std::optional<Instant> b) {
+  if (!a) {
+    return b;
+  }
+  return b ? std::min(*a, *b) : a;
+}
+
+Duration until(std::optional<Instant> deadline, Instant now, Duration max_wait) {
+  if (!deadline) {
+    return max_wait;
+  }
+  return std::clamp<Duration>(*deadline - now, Duration::zero(), max_wait);
+}
+
+// The endpoint's side of a session: its output into the session (as much as
+// the replay buffer takes), the session's bytes to its input.
+StepOutcome step_session(Session& s, const PumpIo& io) {
+  StepOutcome out;
+  for (std::string_view data = io.output(); !data.empty(); data = io.output()) {
+    const size_t n = s.write(data);
+    if (n == 0) {
+      break;
+    }
+    io.consume(n);
+    out.progress = true;
+  }
+  for (std::string_view in = s.readable(); !in.empty() && (!io.wants_input || io.wants_input());
+       in = s.readable()) {
+    io.input(in);
+    s.consume(in.size());
+    out.progress = true;
+  }
+  if (io.done()) {
+    out.end = PumpOutcome{PumpResult::Done, {}};
+  } else if (s.state() == Session::State::Failed) {
+    out.end = PumpOutcome{PumpResult::Error, "session failed: " + s.error()};
+  } else if (s.peer_finished()) {
+    out.end = PumpOutcome{PumpResult::PeerClosed, "the peer closed the connection"};
+  }
+  return out;
+}
+
+StepOutcome merge(StepOutcome a, const StepOutcome& b, bool carrier_progress) {
+  a.progress = a.progress || b.progress || carrier_progress;
+  a.end = b.end;
+  return a;
+}
+
+// ---------------------------------------------------------------- client
+
+struct ClientSession {
+  explicit ClientSession(const session::SessionConfig& config) : session(config) {}
+  Session session;
+  std::unique_ptr<StreamEnd> carrier;
+  std::string peer;
+  uint32_t peer_address = 0;
+  std::optional<Instant> released_at;
+};
+
+class ClientCore {
+ public:
+  ClientCore(std::unique_ptr<StreamClient> carriers, session::SessionConfig config)
+      : carriers_(std::move(carriers)), config_(std::move(config)) {}
+
+  StreamClient& carriers() { return *carriers_; }
+  const session::SessionConfig& config() const { return config_; }
+  void add(std::shared_ptr<ClientSession> s) { sessions_.push_back(std::move(s)); }
+
+  // Moves bytes between a session and its carrier, (re)connecting one when
+  // the session wants it. True: progress.
+  bool drive(ClientSession& c, Instant now) {
+    Session& s = c.session;
+    if (c.carrier && s.carrier_failed()) {
+      lose(c, now, true);
+    }
+    if (!c.carrier && s.wants_carrier(now)) {
+      std::string error;
+      c.carrier = carriers_->connect(error);
+      if (!c.carrier) {
+        spdlog::debug("session carrier: {}", error);
+        return false;
+      }
+      ++carriers_opened_;
+      if (c.peer.empty()) {
+        c.peer = c.carrier->peer();
+        c.peer_address = c.carrier->peer_address();
+      }
+      s.attach_carrier(now);
+    }
+    bool progress = false;
+    if (c.carrier) {
+      const StepOutcome out = c.carrier->step(PumpIo{
+          [&s] { return s.carrier_output(); },
+          [&s](size_t n) { s.consume_carrier_output(n); },
+          [&s, now](std::string_view in) { s.on_carrier_input(in, now); },
+          [] { return false; },
+          {},
+          {},
+      });
+      progress = out.progress;
+      if (out.end) {
+        spdlog::debug("session carrier lost: {}", out.end->error);
+        lose(c, now, false);
+      }
+    }
+    s.tick(now);
+    if (c.carrier && (s.finished() || s.state() == Session::State::Failed) &&
+        s.carrier_output().empty()) {
+      c.carrier->shutdown_write();
+      c.carrier->release();
+      c.carrier.reset();
+    }
+    return progress;
+  }
+
+  // Every session's carrier; forgets released sessions that are done.
+  std::pair<bool, std::optional<Instant>> drive_all(Instant now) {
+    renew_if_wanted(now);
+    bool progress = false;
+    std::optional<Instant> deadline;
+    for (auto it = sessions_.begin(); it != sessions_.end();) {
+      ClientSession& c = **it;
+      progress = drive(c, now) || progress;
+      const bool done = c.session.finished() || c.session.state() == Session::State::Failed;
+      if (c.released_at && ((done && !c.carrier) || now - *c.released_at > kReleasedLinger)) {
+        if (c.carrier) {
+          c.carrier->abort();
+        }
+        resumes_ += c.session.stats().resumes;
+        it = sessions_.erase(it);
+        continue;
+      }
+      deadline = earliest(deadline, c.session.next_deadline());
+      ++it;
+    }
+    return {progress, deadline};
+  }
+
+  std::string summary() const {
+    uint64_t resumes = resumes_;
+    for (const auto& c : sessions_) {
+      resumes += c->session.stats().resumes;
+    }
+    return fmt::format("sessions {}, carriers {} (lost {}), resumes {}; {}", sessions_.size(),
+                       carriers_opened_, carriers_lost_, resumes, carriers_->summary());
+  }
+
+ private:
+  void lose(ClientSession& c, Instant now, bool silent) {
+    c.carrier->abort();
+    c.carrier.reset();
+    c.session.carrier_lost(now);
+    ++carriers_lost_;
+    if (silent && (!last_renewal_ || now - *last_renewal_ >= kRenewInterval)) {
+      renew_wanted_ = true;
+    }
+  }
+
+  void renew_if_wanted(Instant now) {
+    if (!renew_wanted_ || (last_attempt_ && now - *last_attempt_ < kRenewRetry)) {
+      return;
+    }
+    last_attempt_ = now;
+    try {
+      carriers_->renew();
+      renew_wanted_ = false;
+      last_renewal_ = now;
+    } catch (const std::exception& e) {
+      spdlog::debug("new tunnel socket: {}", e.what());
+    }
+  }
+
+  std::unique_ptr<StreamClient> carriers_;
+  session::SessionConfig config_;
+  std::list<std::shared_ptr<ClientSession>> sessions_;
+  bool renew_wanted_ = false;
+  std::optional<Instant> last_renewal_;
+  std::optional<Instant> last_attempt_;
+  uint64_t carriers_opened_ = 0;
+  uint64_t carriers_lost_ = 0;
+  uint64_t resumes_ = 0;
+};
+
+class ClientSessionEnd : public StreamEnd {
+ public:
+  ClientSessionEnd(std::shared_ptr<ClientCore> core, std::shared_ptr<ClientSession> c)
+      : core_(std::move(core)), c_(std::move(c)) {}
+  ~ClientSessionEnd() override {
+    if (!c_->released_at) {
+      release();
+    }
+  }
+
+  const std::string& peer() const override { return c_->peer; }
+  uint32_t peer_address() const override { return c_->peer_address; }
+
+  StepOutcome step(const PumpIo& io) override {
+    const Instant now = io::monotonic_now();
+    const StepOutcome first = step_session(c_->session, io);
+    const bool carried = core_->drive(*c_, now);
+    return merge(first, step_session(c_->session, io), carried);
+  }
+  void shutdown_write() override {
+    c_->session.shutdown_write();
+    core_->drive(*c_, io::monotonic_now());
+  }
+  bool closed() override {
+    return c_->session.finished() || c_->session.state() == Session::State::Failed;
+  }
+  void release() override { c_->released_at = io::monotonic_now(); }
+  void abort() override {
+    if (c_->carrier) {
+      c_->carrier->abort();
+      c_->carrier.reset();
+    }
+    c_->session.fail("closed by the application");
+    c_->released_at = io::monotonic_now() - kReleasedLinger;
+  }
+  uint64_t unacknowledged() override { return c_->session.stats().unacked_bytes; }
+
+ private:
+  std::shared_ptr<ClientCore> core_;
+  std::shared_ptr<ClientSession> c_;
+};
+
+class RobustClient : public StreamClient {
+ public:
+  RobustClient(std::unique_ptr<StreamClient> carriers, const session::SessionConfig& config)
+      : core_(std::make_shared<ClientCore>(std::move(carriers), config)) {}
+
+  std::unique_ptr<StreamEnd> connect(std::string&) override {
+    auto c = std::make_shared<ClientSession>(core_->config());
+    core_->add(c);
+    core_->drive(*c, io::monotonic_now());
+    return std::make_unique<ClientSessionEnd>(core_, std::move(c));
+  }
+  void wait(Duration max_wait) override {
+    const Instant now = io::monotonic_now();
+    const auto [progress, deadline] = core_->drive_all(now);
+    core_->carriers().wait(progress ? Duration::zero() : until(deadline, now, max_wait));
+  }
+  void watch(int fd, uint32_t events) override { core_->carriers().watch(fd, events); }
+  void unwatch(int fd) override { core_->carriers().unwatch(fd); }
+  void renew() override { core_->carriers().renew(); }
+  std::string summary() const override { return core_->summary(); }
+
+ private:
+  std::shared_ptr<ClientCore> core_;
+};
+
+// ---------------------------------------------------------------- server
+
+class ServerCore {
+ public:
+  using CarrierId = SessionAcceptor::CarrierId;
+  using Handle = SessionAcceptor::SessionHandle;
+
+  ServerCore(std::unique_ptr<StreamServer> carriers, const session::SessionConfig& config)
+      : carriers_(std::move(carriers)), acceptor_(config) {}
+
+  StreamServer& carriers() { return *carriers_; }
+  SessionAcceptor& acceptor() { return acceptor_; }
+
+  // Accepts carriers, moves bytes on every one, handles the acceptor's
+  // events. True: progress.
+  bool drive(Instant now) {
+    for (auto carrier = carriers_->accept(); carrier; carrier = carriers_->accept()) {
+      const CarrierId id = next_carrier_++;
+      peers_[id] = {carrier->peer(), carrier->peer_address()};
+      carrier_ends_[id] = std::move(carrier);
+      ++carriers_accepted_;
+      acceptor_.on_carrier_accepted(id, now);
+    }
+    bool progress = false;
+    for (auto it = carrier_ends_.begin(); it != carrier_ends_.end();) {
+      const CarrierId id = it->first;
+      ++it;  // step_carrier may erase the carrier
+      progress = step_carrier(id, now) || progress;
+    }
+    acceptor_.tick(now);
+    handle_events(now);
+    return progress;
+  }
+
+  // The carrier a session currently has, if any.
+  bool drive_session(Handle handle, Instant now) {
+    const auto it = carrier_of_.find(handle);
+    const bool progress = it != carrier_of_.end() && step_carrier(it->second, now);
+    handle_events(now);
+    return progress;
+  }
+
+  std::optional<std::pair<Handle, std::pair<std::string, uint32_t>>> next_opened() {
+    if (opened_.empty()) {
+      return std::nullopt;
+    }
+    const Handle h = opened_.front();
+    opened_.pop_front();
+    const auto c = carrier_of_.find(h);
+    const auto p = c != carrier_of_.end() ? peers_.find(c->second) : peers_.end();
+    return std::make_pair(h, p != peers_.end() ? p->second : std::pair<std::string, uint32_t>{});
+  }
+
+  std::string summary() const {
+    const auto& a = acceptor_.stats();
+    return fmt::format(
+        "sessions {} (pending {}), carriers {} (lost {}), resumes {}, refused {}; {}",
+        acceptor_.session_count(), acceptor_.pending_count(), carriers_accepted_, carriers_lost_,
+        resumes_, a.drops.total(), carriers_->summary());
+  }
+
+ private:
+  bool step_carrier(CarrierId id, Instant now) {
+    const auto it = carrier_ends_.find(id);
+    if (it == carrier_ends_.end()) {
+      return false;
+    }
+    const StepOutcome out = it->second->step(PumpIo{
+        [this, id] { return acceptor_.carrier_output(id); },
+        [this, id](size_t n) { acceptor_.consume_carrier_output(id, n); },
+        [this, id, now](std::string_view in) { acceptor_.on_carrier_input(id, in, now); },
+        [] { return false; },
+        {},
+        {},
+    });
+    if (out.end) {
+      spdlog::debug("carrier {} lost: {}", id, out.end->error);
+      it->second->abort();
+      forget(id);
+      acceptor_.on_carrier_lost(id, now);
+    }
+    return out.progress;
+  }
+
+  void forget(CarrierId id) {
+    carrier_ends_.erase(id);
+    peers_.erase(id);
+    ++carriers_lost_;
+    for (auto it = carrier_of_.begin(); it != carrier_of_.end();) {
+      it = it->second == id ? carrier_of_.erase(it) : std::next(it);
+    }
+  }
+
+  void handle_events(Instant now) {
+    using Kind = SessionAcceptor::Event::Kind;
+    while (const auto e = acceptor_.next_event()) {
+      switch (e->kind) {
+        case Kind::SessionOpened:
+          carrier_of_[e->session] = e->carrier;
+          opened_.push_back(e->session);
+          break;
+        case Kind::SessionResumed:
+          carrier_of_[e->session] = e->carrier;
+          ++resumes_;
+          spdlog::debug("session {} resumed on carrier {}", e->session, e->carrier);
+          break;
+        case Kind::CloseCarrier:
+          if (auto it = carrier_ends_.find(e->carrier); it != carrier_ends_.end()) {
+            spdlog::debug("carrier {} closed: {}", e->carrier, e->reason);
+            // What the acceptor still holds for it (a REFUSE) goes out first.
+            it->second->step(PumpIo{
+                [this, id = e->carrier] { return acceptor_.carrier_output(id); },
+                [this, id = e->carrier](size_t n) { acceptor_.consume_carrier_output(id, n); },
+                [](std::string_view) {},
+                [] { return false; },
+                {},
+                {}});
+            it->second->shutdown_write();
+            it->second->release();
+            forget(e->carrier);
+            acceptor_.on_carrier_lost(e->carrier, now);
+          }
+          break;
+        case Kind::SessionFinished:
+        case Kind::SessionFailed:
+          if (e->kind == Kind::SessionFailed) {
+            spdlog::debug("session {} failed: {}", e->session, e->reason);
+          }
+          break;
+      }
+    }
+  }
+
+  std::unique_ptr<StreamServer> carriers_;
+  SessionAcceptor acceptor_;
+  std::map<CarrierId, std::unique_ptr<StreamEnd>> carrier_ends_;
+  std::map<CarrierId, std::pair<std::string, uint32_t>> peers_;
+  std::map<Handle, CarrierId> carrier_of_;
+  std::deque<Handle> opened_;
+  CarrierId next_carrier_ = 1;
+  uint64_t carriers_accepted_ = 0;
+  uint64_t carriers_lost_ = 0;
+  uint64_t resumes_ = 0;
+};
+
+class ServerSessionEnd : public StreamEnd {
+ public:
+  ServerSessionEnd(std::shared_ptr<ServerCore> core, ServerCore::Handle handle, std::string peer,
+                   uint32_t address)
+      : core_(std::move(core)), handle_(handle), peer_(std::move(peer)), address_(address) {}
+
+  const std::string& peer() const override { return peer_; }
+  uint32_t peer_address() const override { return address_; }
+
+  StepOutcome step(const PumpIo& io) override {
+    Session* s = core_->acceptor().session(handle_);
+    if (s == nullptr) {
+      StepOutcome out;
+      out.end = PumpOutcome{PumpResult::Error, "session gone"};
+      return out;
+    }
+    const StepOutcome first = step_session(*s, io);
+    const bool carried = core_->drive_session(handle_, io::monotonic_now());
+    s = core_->acceptor().session(handle_);
+    if (s == nullptr) {
+      return first;
+    }
+    return merge(first, step_session(*s, io), carried);
+  }
+  void shutdown_write() override {
+    if (Session* s = core_->acceptor().session(handle_)) {
+      s->shutdown_write();
+      core_->drive_session(handle_, io::monotonic_now());
+    }
+  }
+  bool closed() override {
+    const Session* s = core_->acceptor().session(handle_);
+    return s == nullptr || s->finished() || s->state() == Session::State::Failed;
+  }
+  // The acceptor keeps a finished session a while (a client whose last ACK
+  // was cut off may still resume it) and then forgets it.
+  void release() override {}
+  void abort() override {
+    if (Session* s = core_->acceptor().session(handle_)) {
+      s->fail("closed by the application");
+    }
+  }
+  uint64_t unacknowledged() override {
+    const Session* s = core_->acceptor().session(handle_);
+    return s != nullptr ? s->stats().unacked_bytes : 0;
+  }
+
+ private:
+  std::shared_ptr<ServerCore> core_;
+  ServerCore::Handle handle_;
+  std::string peer_;
+  uint32_t address_;
+};
+
+class RobustServer : public StreamServer {
+ public:
+  RobustServer(std::unique_ptr<StreamServer> carriers, const session::SessionConfig& config)
+      : core_(std::make_shared<ServerCore>(std::move(carriers), config)) {}
+
+  std::unique_ptr<StreamEnd> accept() override {
+    auto opened = core_->next_opened();
+    if (!opened) {
+      progress_ = core_->drive(io::monotonic_now()) || progress_;
+      opened = core_->next_opened();
+    }
+    if (!opened) {
+      return nullptr;
+    }
+    return std::make_unique<ServerSessionEnd>(core_, opened->first, opened->second.first,
+                                              opened->second.second);
+  }
+  void wait(Duration max_wait) override {
+    const Instant now = io::monotonic_now();
+    const bool progress = core_->drive(now) || progress_;
+    progress_ = false;
+    core_->carriers().wait(progress ? Duration::zero()
+                                    : until(core_->acceptor().next_deadline(), now, max_wait));
+  }
+  void watch(int fd, uint32_t events) override { core_->carriers().watch(fd, events); }
+  void unwatch(int fd) override { core_->carriers().unwatch(fd); }
+  std::string summary() const override { return core_->summary(); }
+
+ private:
+  std::shared_ptr<ServerCore> core_;
+  bool progress_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<StreamClient> robust_client(std::unique_ptr<StreamClient> carriers,
+                                            const session::SessionConfig& config) {
+  return std::make_unique<RobustClient>(std::move(carriers), config);
+}
+
+std::unique_ptr<StreamServer> robust_server(std::unique_ptr<StreamServer> carriers,
+                                            const session::SessionConfig& config) {
+  return std::make_unique<RobustServer>(std::move(carriers), config);
+}
+
+}  // namespace tinytcp::apps
