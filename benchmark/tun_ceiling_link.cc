@@ -43,6 +43,15 @@ TunCeilingLink::TunCeilingLink(const std::string& dev, uint32_t local_ip, uint32
     errno = saved;
     fail("TUNSETIFF " + dev);
   }
+  // A persistent device keeps the offloads a previous owner (tt-serve
+  // --dev tunN+offload) enabled: checksum offload would hand us datagrams with
+  // partial checksums. Plain means none.
+  if (::ioctl(fd_, TUNSETOFFLOAD, 0) < 0) {
+    const int saved = errno;
+    ::close(fd_);
+    errno = saved;
+    fail("TUNSETOFFLOAD 0 " + dev);
+  }
 }
 
 TunCeilingLink::~TunCeilingLink() {

@@ -115,7 +115,7 @@ ceiling_receive() {  # path ack_every trial
   sleep 0.2
   local t0 t1 rc=0
   t0=$(now)
-  ip netns exec "$NS" socat -b 262144 -u OPEN:"$WORK/file.bin" TCP:169.254.144.9:5011 || true
+  ip netns exec "$NS" socat -b 262144 -u OPEN:"$WORK/file.bin" TCP:169.254.144.9:5011,connect-timeout=5 || true
   t1=$(now)
   wait "$tool" || rc=$?
   if [ "$rc" -ne 0 ]; then
