@@ -85,12 +85,17 @@ struct ClientSession {
   std::string peer;
   uint32_t peer_address = 0;
   std::optional<Instant> released_at;
+  Instant last_active;       // the app's bytes moved either way, or the session was made
+  uint64_t bytes_moved = 0;  // written + received, as of last_active
 };
 
 class ClientCore {
  public:
-  ClientCore(std::unique_ptr<StreamClient> carriers, session::SessionConfig config)
-      : carriers_(std::move(carriers)), config_(std::move(config)) {}
+  ClientCore(std::unique_ptr<StreamClient> carriers, session::SessionConfig config,
+             std::optional<Duration> passivate_after)
+      : carriers_(std::move(carriers)),
+        config_(std::move(config)),
+        passivate_after_(passivate_after) {}
 
   StreamClient& carriers() { return *carriers_; }
   const session::SessionConfig& config() const { return config_; }
@@ -108,6 +113,7 @@ class ClientCore {
       c.carrier = carriers_->connect(error);
       if (!c.carrier) {
         spdlog::debug("session carrier: {}", error);
+        s.connect_failed(now);  // backs off like a carrier that broke
         return false;
       }
       ++carriers_opened_;
@@ -134,6 +140,24 @@ class ClientCore {
       }
     }
     s.tick(now);
+    // Activity is the application's bytes, either way (heartbeats on an
+    // idle carrier are not).
+    const uint64_t moved = s.stats().bytes_written + s.stats().bytes_received;
+    if (moved != c.bytes_moved) {
+      c.bytes_moved = moved;
+      c.last_active = now;
+    }
+    if (c.carrier && passivate_after_ && s.state() == Session::State::Open &&
+        now - c.last_active >= *passivate_after_ && s.stats().unacked_bytes == 0 &&
+        s.carrier_output().empty() && s.readable().empty()) {
+      spdlog::info("session idle for {:.1f} s: carrier closed (passive until the next byte)",
+                   to_seconds(now - c.last_active));
+      s.passivate(now);
+      c.carrier->shutdown_write();
+      c.carrier->release();
+      c.carrier.reset();
+      ++passivations_;
+    }
     if (c.carrier && (s.finished() || s.state() == Session::State::Failed) &&
         s.carrier_output().empty()) {
       c.carrier->shutdown_write();
@@ -171,8 +195,9 @@ class ClientCore {
     for (const auto& c : sessions_) {
       resumes += c->session.stats().resumes;
     }
-    return fmt::format("sessions {}, carriers {} (lost {}), resumes {}; {}", sessions_.size(),
-                       carriers_opened_, carriers_lost_, resumes, carriers_->summary());
+    return fmt::format("sessions {}, carriers {} (lost {}), resumes {}, passivations {}; {}",
+                       sessions_.size(), carriers_opened_, carriers_lost_, resumes, passivations_,
+                       carriers_->summary());
   }
 
  private:
@@ -209,6 +234,8 @@ class ClientCore {
   uint64_t carriers_opened_ = 0;
   uint64_t carriers_lost_ = 0;
   uint64_t resumes_ = 0;
+  std::optional<Duration> passivate_after_;
+  uint64_t passivations_ = 0;
 };
 
 class ClientSessionEnd : public StreamEnd {
@@ -255,11 +282,13 @@ class ClientSessionEnd : public StreamEnd {
 
 class RobustClient : public StreamClient {
  public:
-  RobustClient(std::unique_ptr<StreamClient> carriers, const session::SessionConfig& config)
-      : core_(std::make_shared<ClientCore>(std::move(carriers), config)) {}
+  RobustClient(std::unique_ptr<StreamClient> carriers, const session::SessionConfig& config,
+               std::optional<Duration> passivate_after)
+      : core_(std::make_shared<ClientCore>(std::move(carriers), config, passivate_after)) {}
 
   std::unique_ptr<StreamEnd> connect(std::string&) override {
     auto c = std::make_shared<ClientSession>(core_->config());
+    c->last_active = io::monotonic_now();
     core_->add(c);
     core_->drive(*c, io::monotonic_now());
     return std::make_unique<ClientSessionEnd>(core_, std::move(c));
@@ -513,8 +542,9 @@ class RobustServer : public StreamServer {
 }  // namespace
 
 std::unique_ptr<StreamClient> robust_client(std::unique_ptr<StreamClient> carriers,
-                                            const session::SessionConfig& config) {
-  return std::make_unique<RobustClient>(std::move(carriers), config);
+                                            const session::SessionConfig& config,
+                                            std::optional<Duration> passivate_after) {
+  return std::make_unique<RobustClient>(std::move(carriers), config, passivate_after);
 }
 
 std::unique_ptr<StreamServer> robust_server(std::unique_ptr<StreamServer> carriers,

@@ -20,6 +20,7 @@
 // the session finish its close on its own.
 
 #include <memory>
+#include <optional>
 
 #include "common/stream_client.hh"
 #include "common/stream_server.hh"
@@ -27,8 +28,12 @@
 
 namespace tinytcp::apps {
 
+// `passivate_after`: a session with nothing moving and nothing unacknowledged
+// for that long has its carrier closed on purpose (Session::passivate); the
+// next byte the app writes wakes it (a new carrier, a resume).
 std::unique_ptr<StreamClient> robust_client(std::unique_ptr<StreamClient> carriers,
-                                            const session::SessionConfig& config);
+                                            const session::SessionConfig& config,
+                                            std::optional<Duration> passivate_after = {});
 std::unique_ptr<StreamServer> robust_server(std::unique_ptr<StreamServer> carriers,
                                             const session::SessionConfig& config);
 

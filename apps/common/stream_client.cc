@@ -176,7 +176,9 @@ std::unique_ptr<StreamClient> connect_streams(const TransportOptions& options, c
   } else {
     carriers = std::make_unique<StackStreamClient>(options, to);
   }
-  return options.robust ? robust_client(std::move(carriers), options.session) : std::move(carriers);
+  return options.robust
+             ? robust_client(std::move(carriers), options.session, options.passivate_after)
+             : std::move(carriers);
 }
 
 }  // namespace tinytcp::apps

@@ -43,6 +43,9 @@ struct TransportOptions {
   // are connections of the transport: it survives their loss.
   bool robust = false;
   session::SessionConfig session;
+  // Robust clients: close the carrier of a session idle this long (it
+  // reconnects on the next byte). nullopt: never.
+  std::optional<Duration> passivate_after;
 };
 
 // Checks the combination before anything is opened; the message names the flag.

@@ -142,6 +142,13 @@ int run(int argc, char** argv) {
   client->add_option("--listen", listen, "[ADDR:]PORT the programs connect to (ADDR: 127.0.0.1)")
       ->required();
   client->add_option("--to", to, "SERVER:PORT of tt-tunnel server")->required();
+  double passivate_after = 0;
+  client
+      ->add_option("--passivate-after", passivate_after,
+                   "Robust: close the carrier of a connection idle this many seconds; the next "
+                   "byte from the program reconnects and resumes (0: never; bytes the server "
+                   "sends meanwhile wait for that)")
+      ->check(CLI::NonNegativeNumber);
   add_common_flags(*client, client_flags);
   CLI11_PARSE(app, argc, argv);
 
@@ -164,7 +171,14 @@ int run(int argc, char** argv) {
     return 0;
   }
   setup_logging(client_flags.quiet ? -1 : client_flags.verbose);
-  const apps::TunnelOptions options = finish(client_flags);
+  apps::TunnelOptions options = finish(client_flags);
+  if (passivate_after > 0) {
+    if (!options.transport.robust) {
+      throw std::runtime_error("--passivate-after needs --robust");
+    }
+    options.transport.passivate_after =
+        std::chrono::duration_cast<Duration>(std::chrono::duration<double>(passivate_after));
+  }
   const apps::HostPort at =
       apps::parse_host_port(listen.find(':') == std::string::npos ? "127.0.0.1:" + listen : listen);
   apps::TunnelClient tunnel(options, at, apps::parse_host_port(to));

@@ -35,6 +35,7 @@ struct AcceptorStats {
   uint64_t sessions_finished = 0;
   uint64_t sessions_failed = 0;
   uint64_t carriers_replaced = 0;  // an older carrier closed because a resume replaced it
+  uint64_t finished_evicted = 0;   // finished sessions forgotten early for a new one
   EnumCounters<AcceptorDrop> drops;
 };
 

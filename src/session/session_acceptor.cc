@@ -101,7 +101,7 @@ bool SessionAcceptor::on_hello(CarrierId carrier, Pending& p, std::string_view b
     refuse(carrier, p, RefuseReason::BadVersion, AcceptorDrop::BadVersion);
     return false;
   }
-  if (sessions_.size() >= config_.max_sessions) {
+  if (sessions_.size() >= config_.max_sessions && !evict_finished()) {
     refuse(carrier, p, RefuseReason::Busy, AcceptorDrop::SessionsFull);
     return false;
   }
@@ -308,6 +308,34 @@ Session* SessionAcceptor::session_of(CarrierId carrier) {
 Session* SessionAcceptor::session(SessionHandle handle) {
   const auto it = sessions_.find(handle);
   return it == sessions_.end() ? nullptr : it->second.session.get();
+}
+
+bool SessionAcceptor::evict_finished() {
+  // A finished session is kept only so that a client whose last ACK was cut
+  // off can still finish (finished_linger); a new session needs the place
+  // more. The one that ended first goes.
+  auto oldest = sessions_.end();
+  for (auto it = sessions_.begin(); it != sessions_.end(); ++it) {
+    const Entry& e = it->second;
+    // Not one whose received bytes the application has still to read.
+    if (e.reported_end && e.session->state() == Session::State::Closed &&
+        e.session->readable().empty() &&
+        (oldest == sessions_.end() || e.ended_at < oldest->second.ended_at)) {
+      oldest = it;
+    }
+  }
+  if (oldest == sessions_.end()) {
+    return false;
+  }
+  if (oldest->second.carrier) {
+    bound_.erase(*oldest->second.carrier);
+    events_.push_back(
+        {Event::Kind::CloseCarrier, oldest->first, *oldest->second.carrier, "session ended"});
+  }
+  by_id_.erase(oldest->second.session->id());
+  sessions_.erase(oldest);
+  ++stats_.finished_evicted;
+  return true;
 }
 
 void SessionAcceptor::tick(Instant now) {

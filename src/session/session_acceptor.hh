@@ -18,7 +18,8 @@
 // until finished_linger after SessionFinished; look them up by handle.
 //
 // Bounded: max_sessions, max_pending_carriers, handshake_timeout and
-// idle_session_lifetime (SessionConfig); each refusal is counted.
+// idle_session_lifetime (SessionConfig); each refusal is counted. Finished
+// sessions kept for finished_linger give their place to new ones first.
 
 #include <cstdint>
 #include <deque>
@@ -107,6 +108,9 @@ class SessionAcceptor {
   void bind(CarrierId carrier, SessionHandle handle);
   // Events and bookkeeping after a session may have changed.
   void check_session(SessionHandle handle, Instant now);
+  // Makes room for a new session by forgetting the finished session that
+  // ended first; false when none has finished.
+  bool evict_finished();
   void close_carrier(CarrierId carrier, SessionHandle handle, std::string reason);
 
   SessionConfig config_;

@@ -95,6 +95,37 @@ for mode in "plain-udp|--no-robust|--no-robust" \
   [ "$finished" = 5 ] || fail "$name: $finished connections finished, 5 expected"
 done
 
+echo "--- passivation: an idle connection's carrier is closed; the next byte resumes it"
+start_tunnel passive "$echo_port" "" "--passivate-after 0.5"
+python3 - "$client_port" <<'PY' || fail "passivation: the echo after the idle time failed"
+import socket, sys, time
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=20)
+def echo(data):
+    s.sendall(data)
+    got = b""
+    while len(got) < len(data):
+        chunk = s.recv(65536)
+        if not chunk:
+            raise SystemExit("EOF")
+        got += chunk
+    if got != data:
+        raise SystemExit("echo differs")
+echo(b"before" * 1000)
+time.sleep(1.5)
+echo(b"after" * 1000)
+s.shutdown(socket.SHUT_WR)
+if s.recv(1) != b"":
+    raise SystemExit("no EOF")
+PY
+for _ in $(seq 50); do
+  grep -q 'connection [0-9]* closed' "$WORK/passive-client.err" && break
+  sleep 0.1
+done
+grep -q "carrier closed (passive" "$WORK/passive-client.err" || fail "passivation: never passivated"
+stop_tunnel passive
+grep -q "passivations 1" "$WORK/passive-client.err" || fail "passivation: $(tail -n 1 "$WORK/passive-client.err")"
+grep -q "resumes 1" "$WORK/passive-client.err" || fail "passivation: not resumed once"
+
 echo "--- a target that refuses: the program's connection ends, the tunnel keeps serving"
 dead_port=$(free_port)
 start_tunnel refused "$dead_port" "" ""

@@ -43,7 +43,7 @@ ln -s "$work/outside/secret" "$work/www/link"
 mkfifo "$work/www/fifo"
 
 # shellcheck disable=SC2086
-ip netns exec "$ns" "$BIN/tt-serve" --dev "tun$n" --http "$work/www" ${TT_SERVE_ARGS:-} \
+ip netns exec "$ns" "$BIN/tt-serve" --dev "tun$n${TT_DEV_SUFFIX:-}" --http "$work/www" ${TT_SERVE_ARGS:-} \
   >"$work/serve.out" 2>"$work/serve.err" &
 serve_pid=$!
 for _ in $(seq 200); do

@@ -352,6 +352,48 @@ TEST_F(SessionTest, IdleServerSessionExpires) {
   EXPECT_EQ(server.session_count(), 0u);
 }
 
+TEST(SessionAcceptorTest, FinishedSessionsGiveTheirPlaceToNewOnes) {
+  SessionConfig server_config = small_config(2);
+  server_config.max_sessions = 1;
+  SessionPair pair{small_config(1), server_config};
+  pair.connect();
+  pair.shuttle();
+  pair.client.shutdown_write();
+  pair.shuttle();
+  pair.server_session()->shutdown_write();
+  pair.shuttle();
+  ASSERT_TRUE(pair.client.finished());
+  ASSERT_EQ(pair.server.session_count(), 1u);  // kept for finished_linger
+
+  // A second client while the first one's session lingers.
+  Session second(small_config(3));
+  constexpr SessionAcceptor::CarrierId kSecond = 100;
+  second.attach_carrier(pair.now);
+  pair.server.on_carrier_accepted(kSecond, pair.now);
+  for (int i = 0; i < 10; ++i) {
+    const std::string up(second.carrier_output());
+    second.consume_carrier_output(up.size());
+    pair.server.on_carrier_input(kSecond, up, pair.now);
+    const std::string down(pair.server.carrier_output(kSecond));
+    pair.server.consume_carrier_output(kSecond, down.size());
+    second.on_carrier_input(down, pair.now);
+  }
+  EXPECT_EQ(second.state(), Session::State::Open);
+  EXPECT_EQ(pair.server.stats().drops[AcceptorDrop::SessionsFull], 0u);
+  EXPECT_EQ(pair.server.stats().finished_evicted, 1u);
+  EXPECT_EQ(pair.server.session_count(), 1u);
+
+  // An open session is never evicted: a third is refused.
+  Session third(small_config(4));
+  constexpr SessionAcceptor::CarrierId kThird = 101;
+  third.attach_carrier(pair.now);
+  pair.server.on_carrier_accepted(kThird, pair.now);
+  const std::string hello(third.carrier_output());
+  third.consume_carrier_output(hello.size());
+  pair.server.on_carrier_input(kThird, hello, pair.now);
+  EXPECT_EQ(pair.server.stats().drops[AcceptorDrop::SessionsFull], 1u);
+}
+
 TEST_F(SessionTest, HandshakeTimeoutAndPendingBound) {
   SessionConfig c = small_config(7);
   c.max_pending_carriers = 2;
