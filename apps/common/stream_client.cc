@@ -28,7 +28,7 @@ namespace {
 // runtime; streams of an older one see their Host gone.
 class StackStreamClient : public StreamClient {
  public:
-  StackStreamClient(const TransportOptions& options, const HostPort& to) : options_(options) {
+  StackStreamClient(const TransportOptions& options, const HostPort& to) {
     runtime_options_ = runtime_options(options, false);
     if (options.transport == "udp") {
       runtime_options_.dev = fmt::format("udp:{}:{}", resolve_ipv4(to.host), to.port);
@@ -94,7 +94,6 @@ class StackStreamClient : public StreamClient {
   }
 
  private:
-  TransportOptions options_;
   RuntimeOptions runtime_options_;
   wire::Ipv4Address remote_;
   uint16_t port_ = 0;

@@ -42,7 +42,6 @@ class AppSockets {
   void close(AppSocket& socket, bool reset);
   // Brings the loop's watches up to date with what the streams want.
   void sync();
-  size_t size() const { return polled_->size(); }
 
  private:
   Watch watch_;
