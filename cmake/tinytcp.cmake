@@ -27,7 +27,13 @@ function(tinytcp_layer name)
   endif()
   set(target tinytcp_${name})
   add_library(${target} STATIC ${sources})
-  target_include_directories(${target} PUBLIC ${PROJECT_SOURCE_DIR}/src)
+  # Layers include each other as "tcp/x.hh": src/ in the build tree,
+  # include/tinytcp/ once installed (docs/library.md).
+  target_include_directories(${target} PUBLIC
+    $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/src>
+    $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}/tinytcp>)
+  # Installed as tinytcp::<layer> (cmake/install.cmake).
+  set_target_properties(${target} PROPERTIES EXPORT_NAME ${name})
   set(deps "")
   foreach(dep ${ARG_DEPS})
     if(TARGET ${dep})

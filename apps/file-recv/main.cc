@@ -36,6 +36,7 @@
 #include "common/receiver_limits.hh"
 #include "common/stream_server.hh"
 #include "common/transfer_driver.hh"
+#include "common/version_flag.hh"
 #include "receive_session.hh"
 #include "util/logging.hh"
 
@@ -68,6 +69,7 @@ bool descriptors_to_spare(int n) {
 
 int run(int argc, char** argv) {
   CLI::App app{"Receive files from file-send; SHA-256 verified, atomic, resumable."};
+  apps::add_version_flag(app, "file-recv");
   app.footer(
       "Many senders at once: each connection is a session; a file another machine's session is "
       "receiving is refused as busy, and a new session from the same machine takes such a file "

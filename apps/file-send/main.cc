@@ -26,6 +26,7 @@
 #include "common/stream_transport.hh"
 #include "common/threaded_hash.hh"
 #include "common/transfer_driver.hh"
+#include "common/version_flag.hh"
 #include "proto/file_sender.hh"
 #include "util/logging.hh"
 #include "util/printable.hh"
@@ -237,6 +238,7 @@ int send_tree(SendContext& ctx, const apps::TreeScan& tree) {
 
 int run(int argc, char** argv) {
   CLI::App app{"Send a file to file-recv; SHA-256 verified end to end, resumable."};
+  apps::add_version_flag(app, "file-send");
   std::string path;
   std::string to;
   apps::TransportFlags transport_flags;

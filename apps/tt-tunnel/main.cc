@@ -25,6 +25,7 @@
 #include <spdlog/spdlog.h>
 #include <CLI/CLI.hpp>
 
+#include "common/version_flag.hh"
 #include "tt-tunnel/tunnel_client.hh"
 #include "tt-tunnel/tunnel_server.hh"
 #include "util/logging.hh"
@@ -118,6 +119,7 @@ void report(const apps::TunnelStats& stats, bool json) {
 int run(int argc, char** argv) {
   CLI::App app{
       "Carry kernel TCP connections of unmodified programs across a lossy or flapping link."};
+  apps::add_version_flag(app, "tt-tunnel");
   app.require_subcommand(1);
   app.footer(
       "Exit status: 0 after SIGINT/SIGTERM; 1 when the tunnel cannot start (one line on "
