@@ -39,11 +39,8 @@ struct RuntimeOptions {
   enum class Offload : uint8_t { kAuto, kOn, kOff };
   Offload offload = Offload::kAuto;
   // kAuto: tunN tries it (plain packets when the kernel refuses)
-  // unless an impairment is set (that stage would see super-packets). Off
-  // until tests/integration/tt_serve_hostile_test.sh passes with offload
-  // (TT_DEV_SUFFIX=+offload: a curl download stalls at 794,952 bytes;
-  // TODO(issue 16)).
-  bool offload_by_default = false;
+  // unless an impairment is set (that stage would see super-packets).
+  bool offload_by_default = true;
   // Leave out pure ACKs that a later ACK in the same batch supersedes
   // (io/ack_coalescer.hh): one ACK per connection and loop pass under load.
   bool coalesce_acks = true;

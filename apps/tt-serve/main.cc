@@ -161,9 +161,9 @@ int run(int argc, char** argv) {
   int verbose = 0;
   bool quiet = false;
   uint64_t buffer_bytes = 1 << 20;
-  app.add_option(
-         "--dev", options.dev,
-         "tunN (tunN+offload: TSO/GSO super-packets), tapN or udp:PEER_IP:PORT[@LOCAL_PORT]")
+  app.add_option("--dev", options.dev,
+                 "tunN (TSO/GSO super-packets where the kernel can; tunN+nooffload: one packet per "
+                 "read and write), tapN or udp:PEER_IP:PORT[@LOCAL_PORT]")
       ->capture_default_str();
   app.add_option("--address", address, "Our IPv4 address (default 169.254.N.9 for tunN/tapN)");
   app.add_option("--pcap", options.pcap, "Capture every packet to this pcap file");

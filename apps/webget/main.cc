@@ -45,7 +45,7 @@ int run(int argc, char** argv) {
   bool quiet = false;
   app.add_option("url", url_text, "http://IPV4[:PORT]/PATH")->required();
   app.add_option("--dev", options.dev,
-                 "tunN (tunN+offload: TSO/GSO), tapN or udp:PEER_IP:PORT[@LOCAL_PORT]")
+                 "tunN (tunN+nooffload: no TSO/GSO), tapN or udp:PEER_IP:PORT[@LOCAL_PORT]")
       ->capture_default_str();
   app.add_option("--address", address, "Our IPv4 address (default 169.254.N.9 for tunN/tapN)");
   app.add_option("--pcap", options.pcap, "Capture every packet to this pcap file");

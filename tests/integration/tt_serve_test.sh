@@ -29,10 +29,10 @@ head -c $((100 * 1024 * 1024)) /dev/urandom >"$work/big.bin"
 cp "$work/big.bin" "$work/www/big.bin"
 want=$(sha256sum <"$work/big.bin" | cut -d' ' -f1)
 
-# tun144 (one read or write per packet), tun144+offload (IFF_VNET_HDR, GSO
-# super-packets in, TSO out) and tap10.
-for dev in tun144 tun144+offload tap10; do
-  base=${dev%+offload}
+# tun144 (offload by default: IFF_VNET_HDR, GSO super-packets in, TSO out),
+# tun144+nooffload (one read or write per packet) and tap10.
+for dev in tun144 tun144+nooffload tap10; do
+  base=${dev%+nooffload}
   n=${base#tun}
   n=${n#tap}
   kind=${base%%[0-9]*}

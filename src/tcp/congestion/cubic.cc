@@ -50,11 +50,17 @@ void Cubic::on_ack(const AckEvent& ack) {
   if (ack.bytes_acked == 0) {
     return;
   }
-  const double acked = static_cast<double>(ack.bytes_acked) / smss_;
+  double acked = static_cast<double>(ack.bytes_acked) / smss_;
   if (cwnd_ < ssthresh_) {
-    // RFC 9438 §4.10 / RFC 5681 §3.1: slow start, at most one SMSS per ACK.
-    cwnd_ += std::min(acked, 1.0);
-    return;
+    // RFC 9438 §4.10: slow start, counting every acknowledged segment up to
+    // ssthresh, as Reno does (see reno.cc: stretch ACKs from GRO receivers);
+    // what is left past ssthresh counts toward congestion avoidance.
+    const double grown = std::min(acked, ssthresh_ - cwnd_);
+    cwnd_ += grown;
+    acked -= grown;
+    if (acked <= 0) {
+      return;
+    }
   }
   if (!epoch_start_) {
     // RFC 9438 §4.2: a new congestion avoidance epoch starts.

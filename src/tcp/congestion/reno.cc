@@ -35,13 +35,26 @@ void Reno::on_ack(const AckEvent& ack) {
   if (!ack.cwnd_limited || ack.bytes_acked == 0) {
     return;
   }
+  uint64_t left = ack.bytes_acked;
   if (cwnd_ < ssthresh_) {
-    // RFC 5681 §3.1 equation 2: cwnd += min(N, SMSS).
-    cwnd_ += std::min<uint64_t>(ack.bytes_acked, smss_);
-    return;
+    // Slow start counts every acknowledged byte, up to ssthresh (Linux's
+    // tcp_slow_start since "tcp: properly handle stretch acks in slow
+    // start"). RFC 5681 §3.1's min(N, SMSS) per ACK assumes an ACK per one
+    // or two segments; a receiver with GRO, or Linux behind a TUN device
+    // taking our TSO super-packets, ACKs 10 to 45 segments at once, and
+    // slow start would grow by one segment per round trip instead of
+    // doubling. A cumulative ACK covers at most the flight, so cwnd at most
+    // doubles per round trip, as slow start intends.
+    const uint64_t grown = std::min(left, ssthresh_ - cwnd_);
+    cwnd_ += grown;
+    left -= grown;
+    if (left == 0) {
+      return;
+    }
   }
-  // RFC 5681 §3.1, byte counting: one SMSS per cwnd of acknowledged bytes.
-  bytes_acked_ += ack.bytes_acked;
+  // RFC 5681 §3.1, byte counting: one SMSS per cwnd of acknowledged bytes
+  // (including what a stretch ACK had left past ssthresh).
+  bytes_acked_ += left;
   if (bytes_acked_ >= cwnd_) {
     bytes_acked_ -= cwnd_;
     cwnd_ += smss_;

@@ -52,6 +52,13 @@ class CubicTest : public ::testing::Test {
   }
 };
 
+TEST_F(CubicTest, SlowStartCountsEveryAckedSegmentOfAStretchAck) {
+  ack(kMss);
+  EXPECT_NEAR(cc.cwnd_segments(), 11.0, 1e-9);
+  ack(9 * kMss);  // one ACK for a 9-segment super-packet
+  EXPECT_NEAR(cc.cwnd_segments(), 20.0, 1e-9);
+}
+
 TEST_F(CubicTest, CongestionEventMultipliesByBeta) {
   lose_at(100);
   EXPECT_NEAR(cc.cwnd_segments(), 70.0, 1e-9);  // RFC 9438 §4.6: beta = 0.7

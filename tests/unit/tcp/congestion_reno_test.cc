@@ -23,14 +23,28 @@ LossEvent loss(uint64_t flight, bool repeated = false) {
   return l;
 }
 
-TEST(RenoTest, SlowStartAddsAtMostOneSmssPerAck) {
+TEST(RenoTest, SlowStartCountsEveryAckedByte) {
   Reno cc(kParams);
   cc.on_ack(acked(1000));
   EXPECT_EQ(cc.cwnd(), 11000u);
-  cc.on_ack(acked(3000));  // RFC 5681 §3.1: min(N, SMSS)
-  EXPECT_EQ(cc.cwnd(), 12000u);
   cc.on_ack(acked(400));
-  EXPECT_EQ(cc.cwnd(), 12400u);
+  EXPECT_EQ(cc.cwnd(), 11400u);
+  // A stretch ACK (a GRO receiver ACKs a whole TSO super-packet once) grows
+  // the window by all it covers, as that many one-segment ACKs would: the
+  // window still doubles per round trip.
+  cc.on_ack(acked(9000));
+  EXPECT_EQ(cc.cwnd(), 20400u);
+}
+
+TEST(RenoTest, SlowStartStopsAtSsthreshAndTheRestCountsTowardAvoidance) {
+  Reno cc(kParams);
+  cc.on_rto(loss(10000));  // cwnd = 1 segment, ssthresh = 5000
+  ASSERT_EQ(cc.cwnd(), 1000u);
+  ASSERT_EQ(cc.ssthresh(), 5000u);
+  // 4000 bytes take slow start to ssthresh; the other 5000 are a whole
+  // window of byte counting: one more segment.
+  cc.on_ack(acked(9000));
+  EXPECT_EQ(cc.cwnd(), 6000u);
 }
 
 TEST(RenoTest, CongestionAvoidanceAddsOneSmssPerWindow) {
