@@ -81,6 +81,13 @@ foreach(dir ${app_dirs})
 endforeach()
 install(TARGETS ${TINYTCP_APPS} RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 
+# What the rules above install, to build without the tests and benchmarks
+# (scripts/check-install.sh); `make install` and cpack do not build `all`
+# first either (build it, or this target, before).
+set(CMAKE_SKIP_INSTALL_ALL_DEPENDENCY ON)
+add_custom_target(tinytcp_installed)
+add_dependencies(tinytcp_installed ${TINYTCP_LAYER_TARGETS} ${TINYTCP_APPS})
+
 # Scripts a user runs, and the docs.
 install(PROGRAMS ${PROJECT_SOURCE_DIR}/scripts/tun.sh ${PROJECT_SOURCE_DIR}/scripts/tap.sh
                  ${PROJECT_SOURCE_DIR}/scripts/tuntap.sh
@@ -111,3 +118,4 @@ set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_PACKAGE_DEPENDS "libfmt-dev, libspdlog-dev, libssl-dev, libpcap-dev")
 set(CPACK_PACKAGE_DIRECTORY ${PROJECT_BINARY_DIR}/package)
 include(CPack)
+include(${PROJECT_SOURCE_DIR}/cmake/man_pages.cmake)

@@ -11,6 +11,7 @@ PACKAGES=(
   kcptun sockperf
   python3 python3-matplotlib python3-scapy
   valgrind
+  help2man
 )
 
 missing=()
