@@ -64,10 +64,27 @@ StepOutcome step_session(Session& s, const PumpIo& io) {
     out.end = PumpOutcome{PumpResult::Done, {}};
   } else if (s.state() == Session::State::Failed) {
     out.end = PumpOutcome{PumpResult::Error, "session failed: " + s.error()};
+  } else if (s.state() == Session::State::Aborted) {
+    // A reset: the owner resets its side too (tt-tunnel: RST to the program).
+    out.end = PumpOutcome{PumpResult::Error, "session " + s.error()};
   } else if (s.peer_finished()) {
     out.end = PumpOutcome{PumpResult::PeerClosed, "the peer closed the connection"};
   }
   return out;
+}
+
+session::AbortReason abort_reason(StreamEnd::AbortCause cause) {
+  switch (cause) {
+    case StreamEnd::AbortCause::Reset:
+      return session::AbortReason::Reset;
+    case StreamEnd::AbortCause::Refused:
+      return session::AbortReason::Refused;
+    case StreamEnd::AbortCause::Unreachable:
+      return session::AbortReason::Unreachable;
+    case StreamEnd::AbortCause::Application:
+      break;
+  }
+  return session::AbortReason::Application;
 }
 
 StepOutcome merge(StepOutcome a, const StepOutcome& b, bool carrier_progress) {
@@ -158,8 +175,7 @@ class ClientCore {
       c.carrier.reset();
       ++passivations_;
     }
-    if (c.carrier && (s.finished() || s.state() == Session::State::Failed) &&
-        s.carrier_output().empty()) {
+    if (c.carrier && s.ended() && s.carrier_output().empty()) {
       c.carrier->shutdown_write();
       c.carrier->release();
       c.carrier.reset();
@@ -175,7 +191,7 @@ class ClientCore {
     for (auto it = sessions_.begin(); it != sessions_.end();) {
       ClientSession& c = **it;
       progress = drive(c, now) || progress;
-      const bool done = c.session.finished() || c.session.state() == Session::State::Failed;
+      const bool done = c.session.ended();
       if (c.released_at && ((done && !c.carrier) || now - *c.released_at > kReleasedLinger)) {
         if (c.carrier) {
           c.carrier->abort();
@@ -261,18 +277,18 @@ class ClientSessionEnd : public StreamEnd {
     c_->session.shutdown_write();
     core_->drive(*c_, io::monotonic_now());
   }
-  bool closed() override {
-    return c_->session.finished() || c_->session.state() == Session::State::Failed;
-  }
+  bool closed() override { return c_->session.ended(); }
   void release() override { c_->released_at = io::monotonic_now(); }
-  void abort() override {
-    if (c_->carrier) {
-      c_->carrier->abort();
-      c_->carrier.reset();
-    }
-    c_->session.fail("closed by the application");
-    c_->released_at = io::monotonic_now() - kReleasedLinger;
+  void abort() override { abort_because(AbortCause::Application); }
+  // The ABORT goes out now, or after a resume (the core keeps driving the
+  // released session until it is out, at most kReleasedLinger).
+  void abort_because(AbortCause cause) override {
+    const Instant now = io::monotonic_now();
+    c_->session.abort(abort_reason(cause));
+    core_->drive(*c_, now);
+    c_->released_at = now;
   }
+  const session::SessionStats* session_stats() const override { return &c_->session.stats(); }
   uint64_t unacknowledged() override { return c_->session.stats().unacked_bytes; }
 
  private:
@@ -363,9 +379,9 @@ class ServerCore {
   std::string summary() const {
     const auto& a = acceptor_.stats();
     return fmt::format(
-        "sessions {} (pending {}), carriers {} (lost {}), resumes {}, refused {}; {}",
+        "sessions {} (pending {}), carriers {} (lost {}), resumes {}, aborted {}, refused {}; {}",
         acceptor_.session_count(), acceptor_.pending_count(), carriers_accepted_, carriers_lost_,
-        resumes_, a.drops.total(), carriers_->summary());
+        resumes_, a.sessions_aborted, a.drops.total(), carriers_->summary());
   }
 
  private:
@@ -432,8 +448,9 @@ class ServerCore {
           break;
         case Kind::SessionFinished:
         case Kind::SessionFailed:
-          if (e->kind == Kind::SessionFailed) {
-            spdlog::debug("session {} failed: {}", e->session, e->reason);
+        case Kind::SessionAborted:
+          if (e->kind != Kind::SessionFinished) {
+            spdlog::debug("session {} ended: {}", e->session, e->reason);
           }
           break;
       }
@@ -484,15 +501,21 @@ class ServerSessionEnd : public StreamEnd {
   }
   bool closed() override {
     const Session* s = core_->acceptor().session(handle_);
-    return s == nullptr || s->finished() || s->state() == Session::State::Failed;
+    return s == nullptr || s->ended();
   }
   // The acceptor keeps a finished session a while (a client whose last ACK
   // was cut off may still resume it) and then forgets it.
   void release() override {}
-  void abort() override {
+  void abort() override { abort_because(AbortCause::Application); }
+  void abort_because(AbortCause cause) override {
     if (Session* s = core_->acceptor().session(handle_)) {
-      s->fail("closed by the application");
+      s->abort(abort_reason(cause));
+      core_->drive_session(handle_, io::monotonic_now());
     }
+  }
+  const session::SessionStats* session_stats() const override {
+    const Session* s = core_->acceptor().session(handle_);
+    return s != nullptr ? &s->stats() : nullptr;
   }
   uint64_t unacknowledged() override {
     const Session* s = core_->acceptor().session(handle_);

@@ -18,6 +18,7 @@
 
 #include "common/transfer_driver.hh"
 #include "io/event_loop.hh"
+#include "session/session_stats.hh"
 #include "stack/host.hh"
 #include "util/time.hh"
 
@@ -54,6 +55,15 @@ class StreamEnd {
   virtual void release() = 0;
   // RST and release: the connection is given up.
   virtual void abort() = 0;
+  // Why a connection is given up, for ends that can tell their peer (a robust
+  // session sends it in an ABORT); the others just abort().
+  enum class AbortCause { Application, Reset, Refused, Unreachable };
+  virtual void abort_because(AbortCause cause) {
+    static_cast<void>(cause);
+    abort();
+  }
+  // A robust session's counters (nullptr: a plain connection, or gone).
+  virtual const session::SessionStats* session_stats() const { return nullptr; }
   // Bytes written that the peer has not acknowledged yet.
   virtual uint64_t unacknowledged() = 0;
 };

@@ -1,5 +1,7 @@
 #include "tt-tunnel/relay.hh"
 
+#include <cerrno>
+#include <cstring>
 #include <utility>
 
 namespace tinytcp::apps {
@@ -26,10 +28,27 @@ PlainRelay::~PlainRelay() {
   }
 }
 
-void PlainRelay::fail(RelayStatus& status, std::string why) {
+StreamEnd::AbortCause abort_cause_of(const std::string& error) {
+  // StepOutcome carries no errno (only its strerror text).
+  const auto says = [&error](int code) {
+    return error.find(std::strerror(code)) != std::string::npos;
+  };
+  if (says(ECONNREFUSED)) {
+    return StreamEnd::AbortCause::Refused;
+  }
+  if (says(EHOSTUNREACH) || says(ENETUNREACH) || says(ETIMEDOUT) || says(EHOSTDOWN)) {
+    return StreamEnd::AbortCause::Unreachable;
+  }
+  return StreamEnd::AbortCause::Reset;
+}
+
+void PlainRelay::fail(RelayStatus& status, std::string why, StreamEnd::AbortCause cause) {
   status.error = std::move(why);
-  sockets_.close(app_, true);
-  carrier_->abort();
+  sockets_.close(app_, true);  // RST: SO_LINGER 0
+  carrier_->abort_because(cause);
+  if (const session::SessionStats* stats = carrier_->session_stats()) {
+    session_stats_ = *stats;
+  }
   done_ = true;
 }
 
@@ -54,7 +73,7 @@ RelayStatus PlainRelay::step() {
   if (a.end && a.end->result == PumpResult::PeerClosed) {
     app_eof_ = true;
   } else if (a.end) {
-    fail(status, "the program's connection: " + a.end->error);
+    fail(status, "the program's connection: " + a.end->error, abort_cause_of(a.end->error));
     return status;
   }
   const StepOutcome c = carrier_->step(PumpIo{
@@ -69,10 +88,13 @@ RelayStatus PlainRelay::step() {
       {},
   });
   status.progress = status.progress || c.progress;
+  if (const session::SessionStats* stats = carrier_->session_stats()) {
+    session_stats_ = *stats;
+  }
   if (c.end && c.end->result == PumpResult::PeerClosed) {
     carrier_eof_ = true;
   } else if (c.end) {
-    fail(status, "the tunnel connection: " + c.end->error);
+    fail(status, "the tunnel connection: " + c.end->error, StreamEnd::AbortCause::Application);
     return status;
   }
   if (app_eof_ && to_carrier_.size() == 0 && !carrier_shut_) {

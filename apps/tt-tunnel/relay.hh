@@ -7,7 +7,9 @@
 // EOF from one side becomes a FIN on the other once everything before it was
 // handed over. Buffers between the sides are bounded (kRelayBuffer): a side
 // that does not drain stops the other from reading. When either side breaks,
-// the other is reset.
+// the other is reset: the program's socket with a RST (SO_LINGER 0), the
+// stream with abort_because() (a robust session tells its peer: ABORT), with
+// the cause the program's side gave (reset, refused, unreachable).
 
 #include <cstddef>
 #include <optional>
@@ -51,9 +53,11 @@ class PlainRelay {
   RelayStatus step();
   uint64_t bytes_to_carrier() const { return to_carrier_total_; }
   uint64_t bytes_to_app() const { return to_app_total_; }
+  // The robust session's counters as of the last step (nullopt: plain).
+  const std::optional<session::SessionStats>& session_stats() const { return session_stats_; }
 
  private:
-  void fail(RelayStatus& status, std::string why);
+  void fail(RelayStatus& status, std::string why, StreamEnd::AbortCause cause);
 
   AppSockets& sockets_;
   AppSocket app_;
@@ -63,6 +67,11 @@ class PlainRelay {
   bool app_eof_ = false, carrier_eof_ = false;
   bool carrier_shut_ = false, app_shut_ = false;
   bool done_ = false;
+  std::optional<session::SessionStats> session_stats_;
 };
+
+// What a broken connection's error text says about the cause ("connection
+// lost: Connection refused" -> Refused); Reset when it says nothing known.
+StreamEnd::AbortCause abort_cause_of(const std::string& error);
 
 }  // namespace tinytcp::apps

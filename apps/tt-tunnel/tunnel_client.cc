@@ -110,9 +110,7 @@ void TunnelClient::run(const std::atomic<bool>& stop) {
         spdlog::info("connection {}: {}", it->number, *r.error);
       }
       if (r.finished) {
-        stats_.bytes_up += it->relay->bytes_to_carrier();
-        stats_.bytes_down += it->relay->bytes_to_app();
-        ++(r.error ? stats_.broken : stats_.finished);
+        record(*it, r.error ? "broken" : "finished");
         spdlog::info("connection {} closed", it->number);
         it = forwards_.erase(it);
         continue;
@@ -123,6 +121,14 @@ void TunnelClient::run(const std::atomic<bool>& stop) {
     const Duration wait = progress ? Duration::zero() : kIdleWait;
     client_->wait(wait);
   }
+  for (const auto& f : forwards_) {
+    record(f, "open");
+  }
+}
+
+void TunnelClient::record(const Forward& f, const char* end) {
+  stats_.record(ConnectionRecord{f.number, end, f.relay->bytes_to_carrier(),
+                                 f.relay->bytes_to_app(), f.relay->session_stats()});
 }
 
 }  // namespace tinytcp::apps

@@ -39,6 +39,7 @@ class TunnelClient {
     uint64_t number = 0;
   };
   void accept_programs();
+  void record(const Forward& f, const char* end);
 
   TunnelOptions options_;
   std::unique_ptr<StreamClient> client_;

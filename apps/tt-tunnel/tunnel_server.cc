@@ -52,7 +52,7 @@ void TunnelServer::accept_streams() {
       ++stats_.refused;
       spdlog::warn("{}: refused, {} forwarded connections already (--max-connections)", who,
                    options_.max_connections);
-      stream->abort();
+      stream->abort_because(StreamEnd::AbortCause::Refused);
       continue;
     }
     try {
@@ -63,7 +63,7 @@ void TunnelServer::accept_streams() {
     } catch (const std::runtime_error& e) {
       ++stats_.refused;
       spdlog::warn("{}: cannot connect to the target: {}", who, e.what());
-      stream->abort();
+      stream->abort_because(abort_cause_of(e.what()));
     }
   }
 }
@@ -79,10 +79,7 @@ void TunnelServer::run(const std::atomic<bool>& stop) {
         spdlog::info("connection {}: {}", it->first, *r.error);
       }
       if (r.finished) {
-        // The relay's app side is the target here: what it took went up.
-        stats_.bytes_up += it->second->bytes_to_app();
-        stats_.bytes_down += it->second->bytes_to_carrier();
-        ++(r.error ? stats_.broken : stats_.finished);
+        record(it->first, *it->second, r.error ? "broken" : "finished");
         spdlog::info("connection {} closed", it->first);
         it = relays_.erase(it);
         continue;
@@ -92,6 +89,15 @@ void TunnelServer::run(const std::atomic<bool>& stop) {
     sockets_.sync();
     server_->wait(progress ? Duration::zero() : kIdleWait);
   }
+  for (const auto& [number, relay] : relays_) {
+    record(number, *relay, "open");
+  }
+}
+
+void TunnelServer::record(uint64_t number, const PlainRelay& relay, const char* end) {
+  // The relay's app side is the target here: what it took went up.
+  stats_.record(ConnectionRecord{number, end, relay.bytes_to_app(), relay.bytes_to_carrier(),
+                                 relay.session_stats()});
 }
 
 }  // namespace tinytcp::apps

@@ -34,6 +34,7 @@ class TunnelServer {
 
  private:
   void accept_streams();
+  void record(uint64_t number, const PlainRelay& relay, const char* end);
 
   TunnelOptions options_;
   sockaddr_in forward_{};

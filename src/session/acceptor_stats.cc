@@ -32,6 +32,8 @@ const char* to_string(AcceptorDrop drop) {
       return "resume-refused";
     case AcceptorDrop::SessionExpired:
       return "session-expired";
+    case AcceptorDrop::UnconfirmedExpired:
+      return "unconfirmed-expired";
     case AcceptorDrop::kCount:
       break;
   }

@@ -24,6 +24,9 @@ enum class AcceptorDrop {
   ReplayedResume,    // a RESUME with a client nonce this session has seen
   ResumeRefused,     // an authenticated resume the session cannot meet (it failed)
   SessionExpired,    // a session without a carrier for idle_session_lifetime
+  // A session the client never confirmed (no frame after WELCOME: the WELCOME
+  // was lost with its carrier) without a carrier for 2 x carrier_timeout.
+  UnconfirmedExpired,
   kCount
 };
 const char* to_string(AcceptorDrop drop);
@@ -34,6 +37,7 @@ struct AcceptorStats {
   uint64_t sessions_resumed = 0;
   uint64_t sessions_finished = 0;
   uint64_t sessions_failed = 0;
+  uint64_t sessions_aborted = 0;   // reset by either end (ABORT)
   uint64_t carriers_replaced = 0;  // an older carrier closed because a resume replaced it
   uint64_t finished_evicted = 0;   // finished sessions forgotten early for a new one
   EnumCounters<AcceptorDrop> drops;

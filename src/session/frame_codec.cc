@@ -27,6 +27,8 @@ const char* to_string(FrameType type) {
       return "ACK";
     case FrameType::Fin:
       return "FIN";
+    case FrameType::Abort:
+      return "ABORT";
   }
   return "unknown";
 }
@@ -50,7 +52,7 @@ size_t max_body(FrameType type) {
 }
 
 bool known_type(uint8_t t) {
-  return t >= static_cast<uint8_t>(FrameType::Hello) && t <= static_cast<uint8_t>(FrameType::Fin);
+  return t >= static_cast<uint8_t>(FrameType::Hello) && t <= static_cast<uint8_t>(FrameType::Abort);
 }
 
 }  // namespace

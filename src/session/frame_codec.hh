@@ -35,6 +35,7 @@ enum class FrameType : uint8_t {
   Data = 8,       // application bytes
   Ack = 9,        // received position and receive limit; doubles as heartbeat
   Fin = 10,       // the sender's stream ends at this position
+  Abort = 11,     // either: the session is reset (like a TCP RST), with a reason
 };
 const char* to_string(FrameType type);
 

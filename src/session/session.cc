@@ -42,7 +42,7 @@ Session::Session(SessionConfig config, std::string session_id, std::string secre
 // --- application side ---
 
 size_t Session::write(std::string_view data) {
-  if (fin_requested_ || state_ == State::Failed || state_ == State::Closed) {
+  if (fin_requested_ || abort_requested_ || ended()) {
     return 0;
   }
   passive_ = false;
@@ -63,12 +63,33 @@ size_t Session::write(std::string_view data) {
 }
 
 void Session::shutdown_write() {
-  if (fin_requested_ || state_ == State::Failed || state_ == State::Closed) {
+  if (fin_requested_ || abort_requested_ || ended()) {
     return;
   }
   fin_requested_ = true;
   passive_ = false;
   pump();
+}
+
+void Session::abort(AbortReason reason) {
+  if (abort_requested_ || ended()) {
+    return;
+  }
+  abort_requested_ = reason;
+  passive_ = false;
+  pump();  // flowing: the ABORT goes out now
+  if (state_ != State::Aborted && (role_ == Role::Server || id_.empty())) {
+    // Nobody to tell now: a server's client learns it when it resumes (REFUSE
+    // aborted); a client without an id has at most an unconfirmed session at
+    // the server, which expires on its own.
+    end_aborted(std::string("aborted: ") + to_string(reason));
+  }
+}
+
+void Session::end_aborted(std::string error) {
+  SPDLOG_DEBUG("session {}", error);
+  state_ = State::Aborted;
+  error_ = std::move(error);
 }
 
 void Session::consume(size_t n) {
@@ -96,7 +117,7 @@ void Session::see(Instant now) {
 
 void Session::attach_carrier(Instant now) {
   see(now);
-  if (role_ != Role::Client || state_ == State::Failed || state_ == State::Closed) {
+  if (role_ != Role::Client || ended()) {
     return;
   }
   reset_carrier(config_.psk ? ControlAuth(*config_.psk, true) : ControlAuth(), now);
@@ -152,7 +173,7 @@ void Session::consume_carrier_output(size_t n) {
 
 void Session::on_carrier_input(std::string_view bytes, Instant now) {
   see(now);
-  if (!carrier_usable() || bytes.empty()) {
+  if (!carrier_usable() || bytes.empty() || state_ == State::Aborted) {
     return;
   }
   last_received_ = now_;
@@ -223,7 +244,7 @@ void Session::connect_failed(Instant now) {
 
 void Session::passivate(Instant now) {
   see(now);
-  if (state_ == State::Failed || state_ == State::Closed) {
+  if (ended()) {
     return;
   }
   if (has_carrier_ && !carrier_failed_) {
@@ -244,7 +265,7 @@ void Session::tick(Instant now) {
   read_blocked_.flush(now_);
   stats_.write_blocked = write_blocked_.total();
   stats_.read_blocked = read_blocked_.total();
-  if (state_ == State::Failed || state_ == State::Closed) {
+  if (ended()) {
     return;
   }
   if (carrier_usable() && now_ - last_received_ >= config_.carrier_timeout) {
@@ -263,7 +284,7 @@ void Session::tick(Instant now) {
 }
 
 std::optional<Instant> Session::next_deadline() const {
-  if (state_ == State::Failed || state_ == State::Closed) {
+  if (ended()) {
     return std::nullopt;
   }
   std::optional<Instant> at;
@@ -285,7 +306,7 @@ std::optional<Instant> Session::next_deadline() const {
 }
 
 void Session::fail(std::string error) {
-  if (state_ == State::Failed) {
+  if (state_ == State::Failed || state_ == State::Aborted) {
     return;
   }
   SPDLOG_DEBUG("session failed: {}", error);
@@ -318,6 +339,12 @@ void Session::send_ack(uint8_t flags) {
 
 void Session::pump() {
   if (!flowing()) {
+    return;
+  }
+  if (abort_requested_ && state_ == State::Open) {
+    send_control(FrameType::Abort, encode(AbortMessage{*abort_requested_}));
+    ++stats_.aborts_sent;
+    end_aborted(std::string("aborted: ") + to_string(*abort_requested_));
     return;
   }
   const uint64_t send_end = std::min<uint64_t>(replay_.end(), peer_limit_);
@@ -377,6 +404,7 @@ bool Session::on_frame(const FrameView& frame) {
       drop_carrier(SessionDrop::UnexpectedFrame);
       return false;
     }
+    confirmed_ = true;
     on_data(frame.body);
   } else {
     const auto body = auth_.open(frame.type, frame.body);
@@ -384,9 +412,10 @@ bool Session::on_frame(const FrameView& frame) {
       drop_carrier(SessionDrop::BadMac);
       return false;
     }
+    confirmed_ = true;
     on_control(frame.type, *body);
   }
-  return carrier_usable() && state_ != State::Failed;
+  return carrier_usable() && state_ != State::Failed && state_ != State::Aborted;
 }
 
 bool Session::on_control(FrameType type, std::string_view body) {
@@ -405,6 +434,8 @@ bool Session::on_control(FrameType type, std::string_view body) {
     on_ack(body);
   } else if (type == FrameType::Fin && flowing()) {
     on_fin(body);
+  } else if (type == FrameType::Abort && flowing()) {
+    on_abort(body);
   } else {
     drop_carrier(SessionDrop::UnexpectedFrame);
   }
@@ -424,6 +455,8 @@ void Session::on_welcome(std::string_view body) {
   peer_limit_ = m->limit;
   state_ = State::Open;
   backoff_.reset();
+  // pump() answers at once with an ACK (its first window update): that
+  // confirms the WELCOME, so the server does not take the session for an orphan.
 }
 
 void Session::on_challenge(std::string_view body) {
@@ -472,6 +505,23 @@ void Session::on_refuse(std::string_view body) {
   }
   if (m->reason == RefuseReason::Busy && state_ == State::Opening) {
     drop_carrier(SessionDrop::UnexpectedFrame);  // try again after the backoff
+    return;
+  }
+  if (m->reason == RefuseReason::Aborted) {
+    ++stats_.aborts_received;
+    end_aborted("reset by the peer: session aborted");
+    return;
+  }
+  if (m->reason == RefuseReason::UnknownSession && state_ == State::Resuming &&
+      received_.bytes_pushed() == 0 && !peer_fin_ && replay_.acked() == 0) {
+    // The server forgot a session it had acknowledged nothing of and sent
+    // nothing of to us (it expired it unconfirmed, or restarted): no byte
+    // was delivered either way, so a new session loses or repeats nothing.
+    SPDLOG_DEBUG("session: unknown to the server before any byte; starting over");
+    ++stats_.restarts;
+    id_.clear();
+    went_disconnected(now_);
+    carrier_failed_ = true;
     return;
   }
   fail(std::string("peer refused the session: ") + to_string(m->reason));
@@ -538,6 +588,16 @@ void Session::on_fin(std::string_view body) {
   read_blocked_.stop(now_);
 }
 
+void Session::on_abort(std::string_view body) {
+  const auto m = parse_abort(body);
+  if (!m) {
+    drop_carrier(SessionDrop::MalformedFrame);
+    return;
+  }
+  ++stats_.aborts_received;
+  end_aborted(std::string("reset by the peer: ") + to_string(m->reason));
+}
+
 std::optional<SessionDrop> Session::check_peer_position(uint64_t received) const {
   if (received > max_sent_position()) {
     return SessionDrop::AckBeyondSent;
@@ -593,6 +653,9 @@ std::optional<RefuseReason> Session::accept_resume(ControlAuth&& auth,
   if (state_ == State::Failed) {
     return RefuseReason::Failed;
   }
+  if (state_ == State::Aborted) {
+    return RefuseReason::Aborted;
+  }
   const auto expected =
       resume_proof(proof_key_, true, id_, client_nonce, server_nonce, proof.received, proof.limit);
   if (!constant_time_equal(expected, proof.proof)) {
@@ -607,6 +670,7 @@ std::optional<RefuseReason> Session::accept_resume(ControlAuth&& auth,
     fail(std::string("resume claims an impossible position: ") + to_string(*bad));
     return RefuseReason::Failed;
   }
+  confirmed_ = true;
   seen_nonces_.emplace_back(client_nonce);
   if (seen_nonces_.size() > kMaxSeenNonces) {
     seen_nonces_.pop_front();

@@ -51,6 +51,7 @@ class Session {
     Disconnected,  // no usable carrier; the client reconnects, the server waits
     Closed,        // both directions finished and acknowledged
     Failed,        // refused by the peer, gave up, or broken beyond repair: error()
+    Aborted,       // reset by abort() here or an ABORT from the peer: error() says why
   };
 
   // A client session.
@@ -66,6 +67,12 @@ class Session {
   size_t write(std::string_view data);
   // Half-close: a FIN follows the last byte written.
   void shutdown_write();
+  // Reset, like a TCP RST: no more writes; an ABORT with `reason` goes out as
+  // soon as the session flows (at once when it does; a client resumes first)
+  // and the state becomes Aborted. A server session without a carrier, or a
+  // client that has no session id yet, is Aborted at once (the peer learns on
+  // its next resume, or forgets a session it never confirmed).
+  void abort(AbortReason reason);
   // In-order received bytes (at the ring's wrap point, the part before it).
   std::string_view readable() const { return received_.peek(); }
   void consume(size_t n);
@@ -103,6 +110,13 @@ class Session {
   const std::string& error() const { return error_; }
   // Both directions closed and acknowledged.
   bool finished() const { return state_ == State::Closed; }
+  // Closed, Failed or Aborted: nothing more will move.
+  bool ended() const {
+    return state_ == State::Closed || state_ == State::Failed || state_ == State::Aborted;
+  }
+  // Server: the client has shown it holds this session (a frame after the
+  // WELCOME, or a resume). One that never did lost its WELCOME.
+  bool confirmed() const { return confirmed_; }
   const SessionStats& stats() const { return stats_; }
   Role role() const { return role_; }
   const std::string& id() const { return id_; }
@@ -150,6 +164,8 @@ class Session {
   void on_data(std::string_view body);
   void on_ack(std::string_view body);
   void on_fin(std::string_view body);
+  void on_abort(std::string_view body);
+  void end_aborted(std::string error);
   std::optional<SessionDrop> check_peer_position(uint64_t received) const;
   void apply_peer_position(uint64_t received, uint64_t limit);
   void on_acknowledged();
@@ -186,6 +202,7 @@ class Session {
   bool fin_ack_told_ = false;  // this carrier carried our kFinAcked
   bool peer_done_ = false;     // the peer said kFinAcked
   bool ack_request_outstanding_ = false;
+  std::optional<AbortReason> abort_requested_;  // abort() waits for the session to flow
   // (end position of a write, when) for the age of the oldest unacked byte.
   std::deque<std::pair<uint64_t, Instant>> write_times_;
 
@@ -205,6 +222,7 @@ class Session {
   BlockedTimer write_blocked_;
   BlockedTimer read_blocked_;
   std::deque<std::string> seen_nonces_;  // server: client nonces of past resumes
+  bool confirmed_ = false;
 
   SessionStats stats_;
 };

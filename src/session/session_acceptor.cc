@@ -136,8 +136,10 @@ bool SessionAcceptor::on_resume(CarrierId carrier, Pending& p, std::string_view 
     return false;
   }
   const Session& session = *sessions_.at(it->second).session;
-  if (session.state() == Session::State::Failed) {
-    refuse(carrier, p, RefuseReason::Failed, AcceptorDrop::ResumeRefused);
+  if (session.state() == Session::State::Failed || session.state() == Session::State::Aborted) {
+    refuse(carrier, p,
+           session.state() == Session::State::Failed ? RefuseReason::Failed : RefuseReason::Aborted,
+           AcceptorDrop::ResumeRefused);
     return false;
   }
   if (session.seen_client_nonce(resume->client_nonce)) {
@@ -237,10 +239,20 @@ void SessionAcceptor::check_session(SessionHandle handle, Instant now) {
                                                       : "session dropped its carrier");
     s.carrier_lost(now);
   }
+  if (entry.carrier && s.state() == Session::State::Aborted && s.carrier_output().empty()) {
+    // Its ABORT (if any) is out: nothing more goes on this carrier.
+    close_carrier(*entry.carrier, handle, s.error());
+    s.carrier_lost(now);
+  }
   if (entry.reported_end) {
     return;
   }
-  if (s.state() == Session::State::Failed) {
+  if (s.state() == Session::State::Aborted) {
+    entry.reported_end = true;
+    entry.ended_at = now;
+    ++stats_.sessions_aborted;
+    events_.push_back({Event::Kind::SessionAborted, handle, entry.carrier.value_or(0), s.error()});
+  } else if (s.state() == Session::State::Failed) {
     entry.reported_end = true;
     entry.ended_at = now;
     ++stats_.sessions_failed;
@@ -318,7 +330,9 @@ bool SessionAcceptor::evict_finished() {
   for (auto it = sessions_.begin(); it != sessions_.end(); ++it) {
     const Entry& e = it->second;
     // Not one whose received bytes the application has still to read.
-    if (e.reported_end && e.session->state() == Session::State::Closed &&
+    if (e.reported_end &&
+        (e.session->state() == Session::State::Closed ||
+         e.session->state() == Session::State::Aborted) &&
         e.session->readable().empty() &&
         (oldest == sessions_.end() || e.ended_at < oldest->second.ended_at)) {
       oldest = it;
@@ -336,6 +350,13 @@ bool SessionAcceptor::evict_finished() {
   sessions_.erase(oldest);
   ++stats_.finished_evicted;
   return true;
+}
+
+Duration SessionAcceptor::carrierless_lifetime(const Session& s) const {
+  // A session whose client never confirmed it lost its WELCOME: the client
+  // has opened another and can never resume this one.
+  return s.confirmed() ? config_.idle_session_lifetime
+                       : std::min(config_.idle_session_lifetime, 2 * config_.carrier_timeout);
 }
 
 void SessionAcceptor::tick(Instant now) {
@@ -369,11 +390,13 @@ void SessionAcceptor::tick(Instant now) {
       continue;
     }
     s.tick(now_);
-    if (!entry.carrier && s.state() == Session::State::Disconnected && s.disconnected_since() &&
-        now_ - *s.disconnected_since() >= config_.idle_session_lifetime) {
-      stats_.drops.count(AcceptorDrop::SessionExpired);
-      s.fail("expired: no carrier for " + std::to_string(to_ms(config_.idle_session_lifetime)) +
-             " ms");
+    if (const auto lifetime = carrierless_lifetime(s);
+        !entry.carrier && s.state() == Session::State::Disconnected && s.disconnected_since() &&
+        now_ - *s.disconnected_since() >= lifetime) {
+      stats_.drops.count(s.confirmed() ? AcceptorDrop::SessionExpired
+                                       : AcceptorDrop::UnconfirmedExpired);
+      s.fail(std::string(s.confirmed() ? "expired" : "expired unconfirmed (WELCOME lost?)") +
+             ": no carrier for " + std::to_string(to_ms(lifetime)) + " ms");
     }
     check_session(handle, now_);
     ++it;
@@ -396,7 +419,7 @@ std::optional<Instant> SessionAcceptor::next_deadline() const {
       earliest(*d);
     }
     if (!entry.carrier && s.state() == Session::State::Disconnected && s.disconnected_since()) {
-      earliest(*s.disconnected_since() + config_.idle_session_lifetime);
+      earliest(*s.disconnected_since() + carrierless_lifetime(s));
     }
   }
   return at;

@@ -14,11 +14,13 @@
 //                   still holds, a REFUSE, if it can), then on_carrier_lost;
 //   SessionFinished both directions closed and acknowledged;
 //   SessionFailed   the session is gone (expired, failed): release its target.
+//   SessionAborted  reset by either end (ABORT): reset its target.
 // Session pointers are valid until the next tick() after SessionFailed, or
 // until finished_linger after SessionFinished; look them up by handle.
 //
 // Bounded: max_sessions, max_pending_carriers, handshake_timeout and
-// idle_session_lifetime (SessionConfig); each refusal is counted. Finished
+// idle_session_lifetime (SessionConfig; 2 x carrier_timeout for a session
+// whose WELCOME was lost); each refusal is counted. Finished and aborted
 // sessions kept for finished_linger give their place to new ones first.
 
 #include <cstdint>
@@ -44,7 +46,14 @@ class SessionAcceptor {
   using SessionHandle = uint64_t;  // ours for a session, never reused
 
   struct Event {
-    enum class Kind { SessionOpened, SessionResumed, CloseCarrier, SessionFinished, SessionFailed };
+    enum class Kind {
+      SessionOpened,
+      SessionResumed,
+      CloseCarrier,
+      SessionFinished,
+      SessionFailed,
+      SessionAborted,
+    };
     Kind kind;
     SessionHandle session = 0;  // 0: none (a carrier refused before it had a session)
     CarrierId carrier = 0;
@@ -111,6 +120,9 @@ class SessionAcceptor {
   // Makes room for a new session by forgetting the finished session that
   // ended first; false when none has finished.
   bool evict_finished();
+  // How long a session may go without a carrier: idle_session_lifetime, or
+  // 2 x carrier_timeout for one the client never confirmed.
+  Duration carrierless_lifetime(const Session& s) const;
   void close_carrier(CarrierId carrier, SessionHandle handle, std::string reason);
 
   SessionConfig config_;

@@ -21,6 +21,22 @@ const char* to_string(RefuseReason reason) {
       return "bad MAC (wrong key?)";
     case RefuseReason::Failed:
       return "session failed";
+    case RefuseReason::Aborted:
+      return "session aborted";
+  }
+  return "unknown reason";
+}
+
+const char* to_string(AbortReason reason) {
+  switch (reason) {
+    case AbortReason::Application:
+      return "closed by the application";
+    case AbortReason::Reset:
+      return "connection reset";
+    case AbortReason::Refused:
+      return "connection refused";
+    case AbortReason::Unreachable:
+      return "unreachable";
   }
   return "unknown reason";
 }
@@ -85,6 +101,9 @@ std::string encode(const FinMessage& m) {
 std::string encode(const RefuseMessage& m) {
   return Out().u8(static_cast<uint8_t>(m.reason)).take();
 }
+std::string encode(const AbortMessage& m) {
+  return Out().u8(static_cast<uint8_t>(m.reason)).take();
+}
 
 std::optional<HelloMessage> parse_hello(std::string_view body) {
   BufferReader r(body);
@@ -147,6 +166,16 @@ std::optional<RefuseMessage> parse_refuse(std::string_view body) {
   }
   // An unknown reason is still a refusal: a newer peer may have more of them.
   return RefuseMessage{static_cast<RefuseReason>(reason)};
+}
+
+std::optional<AbortMessage> parse_abort(std::string_view body) {
+  BufferReader r(body);
+  const uint8_t reason = r.u8();
+  if (!whole(r)) {
+    return std::nullopt;
+  }
+  // An unknown reason still aborts: a newer peer may have more of them.
+  return AbortMessage{static_cast<AbortReason>(reason)};
 }
 
 }  // namespace tinytcp::session

@@ -22,8 +22,18 @@ enum class RefuseReason : uint8_t {
   Busy = 5,            // too many sessions
   BadMac = 6,          // a handshake frame failed its PSK MAC
   Failed = 7,          // the session failed and is gone
+  Aborted = 8,         // the session was aborted (its ABORT may have been lost)
 };
 const char* to_string(RefuseReason reason);
+
+// Why an end aborted its session (ABORT): what a TCP RST would have meant.
+enum class AbortReason : uint8_t {
+  Application = 1,  // the application gave the connection up
+  Reset = 2,        // the application's own connection was reset
+  Refused = 3,      // the connection the session stands for was refused (tt-tunnel's target)
+  Unreachable = 4,  // ... could not be reached (no route, timed out)
+};
+const char* to_string(AbortReason reason);
 
 struct HelloMessage {
   uint8_t version = kSessionVersion;
@@ -67,6 +77,9 @@ struct FinMessage {
 struct RefuseMessage {
   RefuseReason reason = RefuseReason::UnknownSession;
 };
+struct AbortMessage {
+  AbortReason reason = AbortReason::Application;
+};
 
 std::string encode(const HelloMessage& m);
 std::string encode(const WelcomeMessage& m);
@@ -76,6 +89,7 @@ std::string encode(const ProofMessage& m);
 std::string encode(const AckMessage& m);
 std::string encode(const FinMessage& m);
 std::string encode(const RefuseMessage& m);
+std::string encode(const AbortMessage& m);
 
 std::optional<HelloMessage> parse_hello(std::string_view body);
 std::optional<WelcomeMessage> parse_welcome(std::string_view body);
@@ -85,5 +99,6 @@ std::optional<ProofMessage> parse_proof(std::string_view body);
 std::optional<AckMessage> parse_ack(std::string_view body);
 std::optional<FinMessage> parse_fin(std::string_view body);
 std::optional<RefuseMessage> parse_refuse(std::string_view body);
+std::optional<AbortMessage> parse_abort(std::string_view body);
 
 }  // namespace tinytcp::session

@@ -50,6 +50,8 @@ const char* to_string(Session::State state) {
       return "closed";
     case Session::State::Failed:
       return "failed";
+    case Session::State::Aborted:
+      return "aborted";
   }
   return "unknown";
 }

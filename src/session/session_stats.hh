@@ -44,6 +44,9 @@ struct SessionStats {
   uint64_t carriers_lost = 0;  // the owner reported a loss, or the session dropped one
   uint64_t resumes = 0;        // successful resumptions
   uint64_t passivations = 0;
+  uint64_t aborts_sent = 0;      // ABORT frames: abort() reached the peer (or is on its way)
+  uint64_t aborts_received = 0;  // the peer aborted (an ABORT, or a resume refused as aborted)
+  uint64_t restarts = 0;  // a new session because the server forgot one before any byte moved
   EnumCounters<SessionDrop> drops;
 
   // As of the last call that brought the time (tick, input, attach, loss).

@@ -62,7 +62,7 @@ TEST(FrameCodecTest, OversizedLengthsRefusedFromTheHeader) {
 }
 
 TEST(FrameCodecTest, UnknownTypeRefusedFromTheFirstByte) {
-  for (int t : {0, 11, 0x47, 255}) {
+  for (int t : {0, 12, 0x47, 255}) {
     EXPECT_EQ(parse_frame(std::string(1, static_cast<char>(t))).error(), FrameError::UnknownType)
         << t;
   }
