@@ -6,7 +6,7 @@
 //                             on it and its network (a connected route)
 //   --route PREFIX/LEN=GW     a route via gateway GW, which must lie on one of
 //                             the connected networks; "default" is 0.0.0.0/0
-//   --impair NAME:SPEC        impairment of interface NAME, each direction
+//   --impair NAME:SPEC        impairment of what the router sends out of NAME
 //                             (io/impairment_spec.hh: loss=30%,delay=5ms)
 
 #include <cstdint>

@@ -57,7 +57,8 @@ int run(int argc, char** argv) {
       ->required();
   app.add_option("--route", routes, "PREFIX/LEN=GATEWAY or default=GATEWAY (repeatable)");
   app.add_option("--impair", impairs,
-                 "NAME:SPEC impairment of an interface, each direction (e.g. tap1:loss=30%)");
+                 "NAME:SPEC impairment of what the router sends out of NAME, IPv4 only "
+                 "(e.g. tap1:loss=30%; impair both interfaces for both directions)");
   app.add_option("--pcap", options.pcap,
                  "Capture what crosses the devices (several: FILE-NAME.pcap each)");
   app.add_option("--seed", options.seed, "Seed of the impairment stages")->capture_default_str();

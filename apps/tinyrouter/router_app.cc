@@ -98,7 +98,6 @@ nlohmann::json RouterApp::stats() {
                           {"frames_received", a.packets_received},
                           {"frames_sent", a.packets_sent},
                           {"send_drops", a.send_drops},
-                          {"impaired_in", ports_[i]->impaired_in()},
                           {"impaired_out", ports_[i]->impaired_out()},
                           {"arp_requests_sent", n.arp_requests_sent},
                           {"arp_replies_sent", n.arp_replies_sent},

@@ -29,11 +29,19 @@ TapPort::TapPort(const std::string& name, const std::optional<io::ImpairmentConf
     }
     top_ = capture_.get();
   }
+  below_ = top_;
   if (impairment) {
     impaired_ = std::make_unique<io::ImpairedAdapter>(*top_, io::SystemClock::instance(),
-                                                      *impairment, *impairment, seed);
+                                                      *impairment, io::ImpairmentConfig{}, seed);
     top_ = impaired_.get();
   }
+}
+
+void TapPort::send_frame(std::string_view frame) {
+  // EtherType at bytes 12-13: ARP (0x0806) bypasses the impairment.
+  const bool arp = frame.size() >= 14 && static_cast<uint8_t>(frame[12]) == 0x08 &&
+                   static_cast<uint8_t>(frame[13]) == 0x06;
+  (arp ? below_ : top_)->send(frame);
 }
 
 TapPort::~TapPort() = default;
@@ -41,11 +49,6 @@ TapPort::~TapPort() = default;
 uint64_t TapPort::impaired_out() const {
   const auto* i = dynamic_cast<const io::ImpairedAdapter*>(impaired_.get());
   return i != nullptr ? i->outbound().stats().drops.total() : 0;
-}
-
-uint64_t TapPort::impaired_in() const {
-  const auto* i = dynamic_cast<const io::ImpairedAdapter*>(impaired_.get());
-  return i != nullptr ? i->inbound().stats().drops.total() : 0;
 }
 
 }  // namespace tinytcp::apps

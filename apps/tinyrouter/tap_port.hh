@@ -4,6 +4,13 @@
 // Ethernet frames), optionally a pcap capture of what crossed it and an
 // impairment stage above that (so the capture shows what really crossed the
 // link), and the FrameSink the interface's NetworkInterface sends through.
+//
+// The impairment acts on what the router sends out of the device, IPv4 only,
+// as a router drops on its output queue: ARP goes around it. (Impaired ARP
+// made a lossy link unusable for seconds at a time: a lost request or reply
+// is asked again only after ArpCache's request interval, 5 s.) Frames that
+// arrive are never impaired; impair the other interface for the other
+// direction.
 
 #include <memory>
 #include <optional>
@@ -26,20 +33,20 @@ class TapPort : public net::FrameSink {
   TapPort(const TapPort&) = delete;
   TapPort& operator=(const TapPort&) = delete;
 
-  void send_frame(std::string_view frame) override { top_->send(frame); }
+  void send_frame(std::string_view frame) override;
   // What the loop reads from.
   io::DatagramAdapter& adapter() { return *top_; }
   const io::TapDevice& device() const { return *device_; }
   const std::string& name() const { return name_; }
-  // Frames the impairment stage dropped, each direction (0 without one).
+  // Frames the impairment stage dropped (0 without one).
   uint64_t impaired_out() const;
-  uint64_t impaired_in() const;
 
  private:
   std::string name_;
   std::unique_ptr<io::TapDevice> device_;
   std::unique_ptr<io::DatagramAdapter> capture_;
   std::unique_ptr<io::DatagramAdapter> impaired_;
+  io::DatagramAdapter* below_ = nullptr;  // under the impairment: ARP goes here
   io::DatagramAdapter* top_ = nullptr;
 };
 
