@@ -44,6 +44,7 @@ StreamEnd::AbortCause abort_cause_of(const std::string& error) {
 
 void PlainRelay::fail(RelayStatus& status, std::string why, StreamEnd::AbortCause cause) {
   status.error = std::move(why);
+  status.finished = true;      // counted as broken now, not as finished next pass
   sockets_.close(app_, true);  // RST: SO_LINGER 0
   carrier_->abort_because(cause);
   if (const session::SessionStats* stats = carrier_->session_stats()) {

@@ -5,7 +5,10 @@
 # and at 5% loss each way) and over kernel TCP. Every byte comes back in order
 # (cmp of what was sent and what was echoed, through half-close), several
 # connections at once; a target that refuses, a wrong key and bad flags are
-# refused with one line while the tunnel keeps serving.
+# refused with one line while the tunnel keeps serving. Resets cross the
+# tunnel as resets (ABORT): a refused target or a target that resets gives the
+# program ECONNRESET (direct kernel TCP: ECONNREFUSED / ECONNRESET), a program
+# that resets makes the target see ECONNRESET.
 # Usage: tt_tunnel_test.sh BIN_DIR
 set -euo pipefail
 BIN=${1:?usage: $0 BIN_DIR}
@@ -126,17 +129,84 @@ stop_tunnel passive
 grep -q "passivations 1" "$WORK/passive-client.err" || fail "passivation: $(tail -n 1 "$WORK/passive-client.err")"
 grep -q "resumes 1" "$WORK/passive-client.err" || fail "passivation: not resumed once"
 
-echo "--- a target that refuses: the program's connection ends, the tunnel keeps serving"
+echo "--- resets: direct kernel TCP first, then the same through the tunnel (ABORT)"
 dead_port=$(free_port)
-start_tunnel refused "$dead_port" "" ""
-set +e
-timeout 20 socat -t 5 TCP:127.0.0.1:"$client_port" - <"$WORK/in1.bin" >"$WORK/refused.out" 2>/dev/null
-rc=$?
-set -e
-[ "$rc" != 124 ] || fail "refused target: the program's connection hung"
-[ ! -s "$WORK/refused.out" ] || fail "refused target: bytes came back"
-grep -q "Connection refused" "$WORK/refused-server.err" || fail "refused target: no log line"
-stop_tunnel refused
+probe() {  # PORT: connects, sends, reads; prints refused|reset|eof|data|timeout
+  python3 - "$1" <<'PY'
+import socket, sys
+try:
+    s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=10)
+except ConnectionRefusedError:
+    print("refused"); sys.exit()
+try:
+    s.sendall(b"hello")
+    print("data" if s.recv(100) else "eof")
+except ConnectionResetError:
+    print("reset")
+except socket.timeout:
+    print("timeout")
+PY
+}
+got=$(probe "$dead_port")
+[ "$got" = refused ] || fail "direct kernel TCP to a closed port: $got, refused expected"
+for mode in "abort-udp||" "abort-key|--key-file $WORK/ok.key|--key-file $WORK/ok.key"; do
+  IFS='|' read -r name sflags cflags <<<"$mode"
+  start_tunnel "$name" "$dead_port" "$sflags --json" "$cflags"
+  got=$(probe "$client_port")
+  [ "$got" = reset ] || fail "$name: a refused target gave the program '$got', reset expected"
+  grep -q "Connection refused" "$WORK/$name-server.err" || fail "$name: no log line"
+  stop_tunnel "$name"
+  python3 - "$WORK/$name-server.out" <<'PY' || fail "$name: server --json: $(cat "$WORK/$name-server.out")"
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["aborts_sent"] == 1 and j["broken"] == 1, j
+c = j["connections"][0]
+assert c["end"] == "broken" and c["aborts_sent"] == 1 and c["resumes"] == 0, c
+PY
+done
+
+# A target that accepts and then sees what the program did (reset|eof|timeout),
+# or resets the connection itself after the first bytes.
+target() {  # PORT MODE(watch|reset) OUT
+  python3 - "$1" "$2" >"$3" <<'PY' &
+import socket, struct, sys
+l = socket.socket(); l.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+l.bind(("127.0.0.1", int(sys.argv[1]))); l.listen(1); l.settimeout(20)
+c, _ = l.accept(); c.settimeout(5)
+print("ready", flush=True)
+try:
+    c.recv(100)
+    if sys.argv[2] == "reset":
+        c.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0)); c.close()
+        print("did reset"); sys.exit()
+    while True:
+        if not c.recv(100):
+            print("eof"); break
+except ConnectionResetError:
+    print("reset")
+except socket.timeout:
+    print("timeout")
+PY
+  PIDS+=($!)
+}
+target_port=$(free_port)
+start_tunnel progreset "$target_port" "" ""
+target "$target_port" watch "$WORK/target1.txt"
+sleep 0.3
+python3 - "$client_port" <<'PY' || fail "program reset: client side failed"
+import socket, struct, sys, time
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=10)
+s.sendall(b"hello")
+time.sleep(0.5)
+s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0)); s.close()
+PY
+wait_for "$WORK/target1.txt" "reset\|eof\|timeout"
+grep -q "^reset" "$WORK/target1.txt" || fail "program reset: the target saw $(tail -n 1 "$WORK/target1.txt")"
+target "$target_port" reset "$WORK/target2.txt"
+sleep 0.3
+got=$(probe "$client_port")
+[ "$got" = reset ] || fail "target reset: the program got '$got', reset expected"
+stop_tunnel progreset
 
 echo "--- a wrong key: refused, nothing forwarded"
 start_tunnel wrongkey "$echo_port" "--key-file $WORK/ok.key" "--key-file $WORK/other.key --give-up 3"
