@@ -11,7 +11,7 @@
 # (sha256); TTL 1 gets ICMP time exceeded from 10.77.0.1; a destination with
 # no route gets ICMP net unreachable; a 1400-byte DF datagram towards the
 # 1280-byte link gets fragmentation needed (mtu 1280); --impair loss=100% on
-# B's side cuts the path; --pcap captures per interface; the counters
+# what the router sends towards B cuts the path; --pcap captures per interface; the counters
 # (--json at SIGTERM) agree. Usage: tinyrouter_test.sh BIN_DIR. Skips (77)
 # without root, fails under CI=true.
 set -euo pipefail
