@@ -15,6 +15,7 @@ declare -A ALLOWED=(
   [io]="util io"
   [proto]="util stream proto"
   [session]="util stream session"
+  [runtime]="util stream wire tcp net stack io proto session runtime"
 )
 CORE="stream wire tcp net stack proto session"
 # System headers and calls the core may not use: I/O, threads, clocks.

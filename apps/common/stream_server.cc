@@ -16,9 +16,8 @@
 #include <spdlog/spdlog.h>
 
 #include "common/kernel_tcp.hh"
-#include "common/peer_runtime.hh"
 #include "common/robust_streams.hh"
-#include "common/stack_runtime.hh"
+#include "common/runtime.hh"
 #include "io/impairment_spec.hh"
 #include "stack/peer_hosts.hh"
 

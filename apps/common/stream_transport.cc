@@ -10,7 +10,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include "common/stack_runtime.hh"
+#include "common/runtime.hh"
 #include "common/stepped_connection.hh"
 #include "common/stream_client.hh"
 #include "common/stream_server.hh"

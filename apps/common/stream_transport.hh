@@ -22,7 +22,7 @@
 #include <CLI/CLI.hpp>
 
 #include "common/kernel_tcp.hh"
-#include "common/stack_runtime.hh"
+#include "common/runtime.hh"
 #include "common/transfer_driver.hh"
 #include "session/session_config.hh"
 #include "util/expected.hh"

@@ -18,7 +18,7 @@
 #include <fmt/format.h>
 
 #include "common/robust_streams.hh"
-#include "common/stack_runtime.hh"
+#include "common/runtime.hh"
 
 namespace tinytcp::apps {
 

@@ -19,7 +19,8 @@
 #include <CLI/CLI.hpp>
 
 #include "common/http_file_server.hh"
-#include "common/stack_runtime.hh"
+#include "common/runtime.hh"
+#include "common/version_flag.hh"
 #include "util/logging.hh"
 
 namespace {
@@ -152,6 +153,7 @@ class Server {
 
 int run(int argc, char** argv) {
   CLI::App app{"Echo, discard and HTTP servers on tinytcp's TCP/IP stack."};
+  apps::add_version_flag(app, "tt-serve");
   apps::RuntimeOptions options;
   std::string address;
   int echo_port = 0;

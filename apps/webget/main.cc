@@ -18,7 +18,8 @@
 #include <spdlog/spdlog.h>
 #include <CLI/CLI.hpp>
 
-#include "common/stack_runtime.hh"
+#include "common/runtime.hh"
+#include "common/version_flag.hh"
 #include "proto/http.hh"
 #include "util/logging.hh"
 #include "util/printable.hh"
@@ -36,6 +37,7 @@ int fail(int code, const std::string& message) {
 
 int run(int argc, char** argv) {
   CLI::App app{"HTTP/1.1 GET through tinytcp's TCP/IP stack."};
+  apps::add_version_flag(app, "webget");
   apps::RuntimeOptions options;
   std::string url_text;
   std::string output;

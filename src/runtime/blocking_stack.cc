@@ -1,4 +1,4 @@
-#include "common/blocking_stack.hh"
+#include "runtime/blocking_stack.hh"
 
 #include <fcntl.h>
 #include <sys/eventfd.h>
@@ -15,7 +15,7 @@
 
 #include "util/check.hh"
 
-namespace tinytcp::apps {
+namespace tinytcp::runtime {
 
 namespace {
 
@@ -516,4 +516,4 @@ std::string BlockingStack::last_error(int fd) const {
   return it == errors_.end() ? std::string{} : it->second;
 }
 
-}  // namespace tinytcp::apps
+}  // namespace tinytcp::runtime

@@ -45,12 +45,12 @@
 #include <thread>
 #include <vector>
 
-#include "common/stack_runtime.hh"
 #include "io/file_descriptor.hh"
+#include "runtime/stack_runtime.hh"
 #include "util/time.hh"
 #include "wire/ipv4.hh"
 
-namespace tinytcp::apps {
+namespace tinytcp::runtime {
 
 struct BlockingStackStats {
   uint64_t pair_failures = 0;        // no socket pair for a connection (EMFILE, ENFILE, ...)
@@ -149,4 +149,4 @@ class BlockingStack {
   std::thread thread_;
 };
 
-}  // namespace tinytcp::apps
+}  // namespace tinytcp::runtime

@@ -1,11 +1,11 @@
-#include "common/peer_runtime.hh"
+#include "runtime/peer_runtime.hh"
 
 #include <algorithm>
 #include <stdexcept>
 
 #include "io/ack_coalescer.hh"
 
-namespace tinytcp::apps {
+namespace tinytcp::runtime {
 
 namespace {
 
@@ -201,4 +201,4 @@ void PeerRuntime::flush() {
   send_views();
 }
 
-}  // namespace tinytcp::apps
+}  // namespace tinytcp::runtime

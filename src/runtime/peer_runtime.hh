@@ -25,7 +25,7 @@
 #include "io/udp_peer_socket.hh"
 #include "stack/peer_hosts.hh"
 
-namespace tinytcp::apps {
+namespace tinytcp::runtime {
 
 struct PeerRuntimeOptions {
   io::UdpSocketConfig socket;  // socket.local: the UDP port we listen on
@@ -99,4 +99,4 @@ class PeerRuntime {
   PeerRuntimeStats stats_;
 };
 
-}  // namespace tinytcp::apps
+}  // namespace tinytcp::runtime

@@ -1,4 +1,4 @@
-#include "common/stack_runtime.hh"
+#include "runtime/stack_runtime.hh"
 
 #include <stdexcept>
 #include <system_error>
@@ -21,7 +21,7 @@
 #include "util/hash.hh"
 #include "wire/ipv4.hh"
 
-namespace tinytcp::apps {
+namespace tinytcp::runtime {
 
 // ARP and Ethernet between a TAP device and the Host.
 struct StackRuntime::Tap : net::FrameSink, net::DatagramSink {
@@ -284,4 +284,4 @@ bool StackRuntime::run_until(const std::function<bool()>& done, Duration timeout
   return true;
 }
 
-}  // namespace tinytcp::apps
+}  // namespace tinytcp::runtime

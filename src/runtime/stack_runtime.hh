@@ -1,7 +1,8 @@
 #pragma once
 
-// StackRuntime: a tinytcp Host on a real link, for the apps. It opens the
-// device named by `--dev` (tunN, tapN with ARP on top, or udp:HOST:PORT, the
+// StackRuntime: a tinytcp Host on a real link, for the apps and for programs
+// that embed tinytcp (docs/library.md). It opens the device named by
+// RuntimeOptions::dev (tunN, tapN with ARP on top, or udp:HOST:PORT, the
 // unprivileged UDP tunnel), optionally wraps it in the impairment stage and a
 // pcap capture, and runs the Host on the io/ event loop: datagrams in from the
 // device, datagrams out to it, Host timers as a deadline source. The loop
@@ -27,7 +28,7 @@
 #include "stack/host.hh"
 #include "wire/ipv4.hh"
 
-namespace tinytcp::apps {
+namespace tinytcp::runtime {
 
 struct RuntimeOptions {
   // "tun144", "tap10", or "udp:PEER_IP:PORT" (add "@LOCAL_PORT" to fix our port).
@@ -120,4 +121,4 @@ class StackRuntime {
   RuntimeStats stats_;
 };
 
-}  // namespace tinytcp::apps
+}  // namespace tinytcp::runtime

@@ -1,7 +1,7 @@
 // BlockingStack: two tinytcp stacks joined by the UDP tunnel on loopback (no
 // privileges), used only through plain blocking file descriptors.
 
-#include "common/blocking_stack.hh"
+#include "runtime/blocking_stack.hh"
 
 #include <dirent.h>
 #include <netinet/in.h>
@@ -20,7 +20,7 @@
 
 #include "util/random.hh"
 
-namespace tinytcp::apps {
+namespace tinytcp::runtime {
 namespace {
 
 using std::chrono::milliseconds;
@@ -331,4 +331,4 @@ TEST(BlockingStackLifetimeTest, QueuedConnectionsAreClosedOnDestruction) {
 }
 
 }  // namespace
-}  // namespace tinytcp::apps
+}  // namespace tinytcp::runtime
