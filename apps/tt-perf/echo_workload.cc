@@ -69,9 +69,6 @@ PerfReport EchoWorkload::run(StreamClient& client, const std::atomic<bool>& stop
       ++messages_sent;
       // The gap runs from this send, as the original's sleep between sends.
       next_send = now + options_.gap.draw(rng);
-      if (messages_sent == options_.messages) {
-        channel.finish();
-      }
     }
     const bool progress = channel.step();
     if (messages_sent == options_.messages && in_flight.empty()) {
@@ -94,6 +91,8 @@ PerfReport EchoWorkload::run(StreamClient& client, const std::atomic<bool>& stop
     const bool more = messages_sent < options_.messages;
     client.wait(progress ? Duration::zero() : (more ? wait_until(next_send, kMaxWait) : kMaxWait));
   }
+  // Closed only once every echo is back: a relay without half-close (kcptun)
+  // ends both directions at our FIN.
   channel.release();
   report.seconds = to_seconds(std::chrono::duration_cast<Duration>(end - start));
   report.bytes_sent = queued;

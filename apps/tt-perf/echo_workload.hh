@@ -4,8 +4,9 @@
 // messages of --size bytes (a range: each drawn uniformly, seeded), random
 // bytes, each sent --gap after the one before (a range too). The server
 // echoes; the client hashes what it sent and what came back (SHA-256) and
-// reports the time from the first message to the last echoed byte, each
-// message's round trip (sent to fully echoed), and whether the digests match.
+// reports the time from the first message to the last echoed byte (it
+// closes only then), each message's round trip (sent to fully echoed), and
+// whether the digests match.
 
 #include "tt-perf/perf_workload.hh"
 
