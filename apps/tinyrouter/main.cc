@@ -23,6 +23,7 @@
 #include <CLI/CLI.hpp>
 
 #include "common/router_flags.hh"
+#include "common/version_flag.hh"
 #include "tinyrouter/router_app.hh"
 #include "util/logging.hh"
 
@@ -46,6 +47,7 @@ T or_throw(Expected<T, std::string> value) {
 
 int run(int argc, char** argv) {
   CLI::App app{"Forward IPv4 between TAP devices with tinytcp's Router and ARP."};
+  apps::add_version_flag(app, "tinyrouter");
   std::vector<std::string> ifs;
   std::vector<std::string> routes;
   std::vector<std::string> impairs;

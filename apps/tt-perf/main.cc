@@ -22,6 +22,7 @@
 #include <spdlog/spdlog.h>
 #include <CLI/CLI.hpp>
 
+#include "common/version_flag.hh"
 #include "tt-perf/perf_server.hh"
 #include "tt-perf/perf_transport.hh"
 #include "tt-perf/perf_workload.hh"
@@ -115,6 +116,7 @@ int report_and_exit(const apps::PerfReport& report, bool json) {
 
 int run(int argc, char** argv) {
   CLI::App app{"Measure throughput, request rates and latency over tinytcp or kernel TCP."};
+  apps::add_version_flag(app, "tt-perf");
   app.require_subcommand(1);
   app.footer(kPacketsHelp);
 
