@@ -34,12 +34,16 @@ class LossRecovery {
   bool may_enter(const SendState& s) const { return s.snd_una >= recover_ && !s.board.empty(); }
 
   // An ACK arrived; `duplicate` by RFC 5681 §2's definition.
+  // A cumulative ACK resets DupAcks, then a duplicate one (RFC 5681 §2, or
+  // with SACK RFC 6675 §2: newly SACKed octets, even on an advancing ACK)
+  // counts one (RFC 6675 §5).
   void count_ack(SendState& s, bool duplicate, bool advanced) {
+    if (advanced) {
+      dupacks_ = 0;
+    }
     if (duplicate) {
       ++s.stats.duplicate_acks;
       ++dupacks_;
-    } else if (advanced) {
-      dupacks_ = 0;
     }
   }
   // After the ACK's SACK blocks, RTT and delivery went in: recovery exit,

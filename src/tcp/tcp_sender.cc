@@ -183,20 +183,23 @@ AckResult TcpSender::receive(const TcpSegment& segment, Instant now) {
   if (!segment.ack) {
     return classify(AckResult::NoAck);
   }
-  const uint64_t ack = segment.ackno.unwrap(s.isn, s.snd_una);
-  if (!s.syn_sent || ack > s.snd_nxt) {
+  // Compared modulo 2^32 from SND.UNA (RFC 9293 §3.4, Linux's before() and
+  // after()): an ACK below the ISN early in a connection is old, not unsent.
+  const int32_t from_una = segment.ackno - Wrap32::wrap(s.snd_una, s.isn);
+  if (!s.syn_sent || (from_una > 0 && static_cast<uint64_t>(from_una) > s.snd_nxt - s.snd_una)) {
     SPDLOG_DEBUG("ACK {} beyond SND.NXT", segment.ackno);
     return classify(AckResult::Unsent);
   }
-  if (ack < s.snd_una) {
+  if (from_una < 0) {
     // RFC 5961 §5.2: acceptable down to SND.UNA - MAX.SND.WND.
-    if (s.snd_una - ack <= s.max_wnd) {
+    if (static_cast<uint64_t>(-static_cast<int64_t>(from_una)) <= s.max_wnd) {
       return classify(AckResult::Old);
     }
     SPDLOG_DEBUG("ACK {} too old (RFC 5961)", segment.ackno);
     return classify(AckResult::TooOld);
   }
-  const AckResult result = ack > s.snd_una ? AckResult::Advanced : AckResult::Duplicate;
+  const uint64_t ack = s.snd_una + static_cast<uint64_t>(from_una);
+  const AckResult result = from_una > 0 ? AckResult::Advanced : AckResult::Duplicate;
   const bool advanced = result == AckResult::Advanced;
   if (!orphaned_) {
     timers_.reset_persist_probes();  // the peer answers
@@ -251,7 +254,10 @@ AckResult TcpSender::receive(const TcpSegment& segment, Instant now) {
   const bool duplicate = result == AckResult::Duplicate && segment.payload.empty() &&
                          !segment.syn && !segment.fin && !s.board.empty() && s.wnd == prior_wnd &&
                          s.wnd > 0;
-  recovery_.count_ack(s, duplicate, advanced);
+  // RFC 6675 §2: with SACK, a duplicate ACK is one that SACKs octets not
+  // SACKed before, whatever else it does; one whose SACK blocks were all
+  // invalid (or that has none) does not count toward DupThresh.
+  recovery_.count_ack(s, s.peer.sack ? newly_sacked > 0 : duplicate, advanced);
 
   uint64_t newly_lost = 0;
   if (s.peer.sack) {
