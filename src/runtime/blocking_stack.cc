@@ -5,6 +5,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
@@ -59,29 +60,72 @@ BlockingStack::BlockingStack(RuntimeOptions options)
 }
 
 BlockingStack::~BlockingStack() {
-  post([this] {
-    for (auto& [id, bridge] : bridges_) {
-      if (bridge->watched) {
-        runtime_->loop().remove_fd(bridge->end.get());
-      }
-      runtime_->host().abort(id, runtime_->now());
-    }
-    bridges_.clear();
-    spare_.reset();
-    {
-      std::lock_guard lock(mutex_);
-      for (auto& [port, queue] : accepted_) {
-        for (const int fd : queue) {
-          ::close(fd);
-          ++stats_.closed_unaccepted;
-        }
-        queue.clear();
-      }
-    }
-    quit_ = true;
-  });
+  post([this] { close_all(); });
   thread_.join();
   runtime_->loop().remove_fd(wake_.get());
+}
+
+// As a process's exit closes its kernel sockets: listeners stop, connections
+// nobody accepted are reset, and every other connection is closed as if the
+// app closed its fd (what it wrote is sent, then our FIN). The stack thread
+// runs on until they have all finished or kCloseLinger has passed.
+void BlockingStack::close_all() {
+  auto& host = runtime_->host();
+  const Instant now = runtime_->now();
+  for (const auto& [port, listening] : listeners_) {
+    host.close(listening.id, now);
+  }
+  listeners_.clear();
+  std::vector<int> unaccepted;
+  {
+    std::lock_guard lock(mutex_);
+    for (auto& [port, queue] : accepted_) {
+      unaccepted.insert(unaccepted.end(), queue.begin(), queue.end());
+      queue.clear();
+    }
+  }
+  std::vector<stack::SocketId> ids;
+  for (const auto& [id, bridge] : bridges_) {
+    ids.push_back(id);
+  }
+  handling_ = true;
+  for (const stack::SocketId id : ids) {
+    const auto it = bridges_.find(id);
+    if (it == bridges_.end()) {
+      continue;
+    }
+    Bridge& b = *it->second;
+    const bool queued =
+        std::find(unaccepted.begin(), unaccepted.end(), b.app_fd) != unaccepted.end();
+    if (queued || b.connecting) {
+      host.abort(id, now);
+      finish(id, {});
+    } else if (!b.app_closed) {
+      on_app_closed(b);
+    }
+  }
+  drain();
+  for (const int fd : unaccepted) {
+    ::close(fd);
+    ++stats_.closed_unaccepted;
+  }
+  spare_.reset();
+  closing_ = true;
+  runtime_->loop().add_timer_after(kCloseLinger, [this] { linger_over_ = true; });
+}
+
+// Past the linger, what is still open is reset.
+void BlockingStack::abort_all() {
+  std::vector<stack::SocketId> ids;
+  for (const auto& [id, bridge] : bridges_) {
+    ids.push_back(id);
+  }
+  handling_ = true;
+  for (const stack::SocketId id : ids) {
+    runtime_->host().abort(id, runtime_->now());
+    finish(id, {});
+  }
+  drain();
 }
 
 void BlockingStack::post(std::function<void()> command) {
@@ -96,6 +140,10 @@ void BlockingStack::post(std::function<void()> command) {
 void BlockingStack::run() {
   while (!quit_) {
     runtime_->loop().run_once();
+    if (closing_ && (linger_over_ || runtime_->host().undelivered_count() == 0)) {
+      abort_all();
+      quit_ = true;
+    }
   }
 }
 

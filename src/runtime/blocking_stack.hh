@@ -26,8 +26,15 @@
 // backlog (past it the Host resets them), and each accept() makes room for
 // one more. Running out of file descriptors for a pair (EMFILE, ENFILE) is
 // counted and retried 100 ms later on accept, and fails connect() with that
-// error; never an exception on the stack thread. Fds still queued for accept()
-// are closed with the stack.
+// error; never an exception on the stack thread.
+//
+// Destroying the stack closes like a process's exit: listeners stop, fds still
+// queued for accept() are closed and their connections reset, and every other
+// connection is closed as if its app closed its fd (the bytes in the pair are
+// sent, then our FIN). The destructor returns once every connection's FIN
+// is acknowledged (the peer has all of it; FIN-WAIT-2 and TIME-WAIT are left
+// to go quietly, as nothing answers for them once the stack is gone), or
+// after kCloseLinger; what is still undelivered then is reset.
 //
 // Calls from the app thread are posted to the stack thread and waited for;
 // the stack itself stays single-threaded.
@@ -67,7 +74,9 @@ class BlockingStack {
   // Opens the device and starts the stack thread; throws std::runtime_error
   // (one line for the user) like StackRuntime.
   explicit BlockingStack(RuntimeOptions options);
-  // Stops the thread; open connections are aborted.
+  // How long the destructor waits for closed connections to finish.
+  static constexpr Duration kCloseLinger = std::chrono::seconds(5);
+  // Closes every connection (see above) and stops the thread.
   ~BlockingStack();
   BlockingStack(const BlockingStack&) = delete;
   BlockingStack& operator=(const BlockingStack&) = delete;
@@ -121,6 +130,8 @@ class BlockingStack {
   void from_app(Bridge& b);
   void to_app(Bridge& b);
   void finish(stack::SocketId id, const std::string& error);
+  void close_all();
+  void abort_all();
 
   std::unique_ptr<StackRuntime> runtime_;
   io::FileDescriptor wake_;  // eventfd: commands are waiting
@@ -144,6 +155,8 @@ class BlockingStack {
   std::vector<char> buffer_;
   std::deque<std::pair<stack::SocketId, stack::SocketEvent>> events_;
   bool handling_ = false;
+  bool closing_ = false;      // the destructor began: waiting for connections to finish
+  bool linger_over_ = false;  // ... until kCloseLinger passed
   bool quit_ = false;
 
   std::thread thread_;

@@ -365,6 +365,18 @@ void Host::tick(Instant now) {
   events_.dispatch();
 }
 
+size_t Host::undelivered_count() const {
+  size_t n = 0;
+  sockets_.for_each([&n](const HostSocket& socket) {
+    if (socket.conn) {
+      const tcp::TcpState state = socket.conn->state();
+      n += state != tcp::TcpState::FinWait2 && state != tcp::TcpState::TimeWait &&
+           state != tcp::TcpState::Closed;
+    }
+  });
+  return n;
+}
+
 std::optional<Instant> Host::next_deadline() const {
   std::optional<Instant> next = timers_.next_deadline(sockets_);
   if (const auto r = reassembler_.next_deadline(); r && (!next || *r < *next)) {

@@ -76,6 +76,13 @@ class SocketTable {
 
   size_t size() const { return sockets_.size(); }
   size_t connection_count() const { return by_tuple_.size(); }
+  // Calls f(const HostSocket&) for every socket.
+  template <typename F>
+  void for_each(F f) const {
+    for (const auto& [id, socket] : sockets_) {
+      f(*socket);
+    }
+  }
 
  private:
   SocketId next_id_ = 1;

@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -328,6 +329,50 @@ TEST(BlockingStackLifetimeTest, QueuedConnectionsAreClosedOnDestruction) {
     ::close(fd);
   }
   EXPECT_EQ(open_fds(), before);
+}
+
+// A server that writes its answer, closes its fd and exits at once (the
+// HTTP example with --once): the stack's destructor still delivers the
+// answer and the FIN; it used to reset the connection.
+TEST(BlockingStackLifetimeTest, DestroyingTheStackDeliversWhatClosedFdsWrote) {
+  const uint16_t a = free_udp_port();
+  const uint16_t b = free_udp_port();
+  BlockingStack client(tunnel_end(kClient, b, a));
+  auto server = std::make_unique<BlockingStack>(tunnel_end(kServer, a, b));
+  server->listen(kPort);
+  const std::string answer = random_bytes(512 << 10);
+  const int fd = client.connect(kServer, kPort, seconds(5));
+  const int accepted = server->accept(kPort, seconds(5));
+  ASSERT_GE(accepted, 0);
+  write_all(accepted, answer);
+  ::close(accepted);
+  const auto start = std::chrono::steady_clock::now();
+  server.reset();  // right away: most of the answer is still in the pair
+  // It returned when the answer and the FIN were acknowledged, not at the
+  // linger's end (the client's FIN waits for the test to close fd).
+  EXPECT_LT(std::chrono::steady_clock::now() - start, BlockingStack::kCloseLinger);
+  EXPECT_TRUE(read_to_eof(fd) == answer);
+  EXPECT_EQ(client.last_error(fd), "");
+  ::close(fd);
+}
+
+// A connection whose app still holds its fd when the stack goes is closed
+// the same way: the peer reads what was written, then EOF.
+TEST(BlockingStackLifetimeTest, DestroyingTheStackClosesOpenConnectionsWithAFin) {
+  const uint16_t a = free_udp_port();
+  const uint16_t b = free_udp_port();
+  BlockingStack client(tunnel_end(kClient, b, a));
+  auto server = std::make_unique<BlockingStack>(tunnel_end(kServer, a, b));
+  server->listen(kPort);
+  const int fd = client.connect(kServer, kPort, seconds(5));
+  const int accepted = server->accept(kPort, seconds(5));
+  ASSERT_GE(accepted, 0);
+  write_all(accepted, "last words");
+  server.reset();
+  EXPECT_EQ(read_to_eof(fd), "last words");
+  EXPECT_EQ(client.last_error(fd), "");
+  ::close(accepted);
+  ::close(fd);
 }
 
 }  // namespace
