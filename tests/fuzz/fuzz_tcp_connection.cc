@@ -2,8 +2,14 @@
 // drives it to. The input is a list of records; each either builds a segment
 // (flags, sequence and acknowledgment numbers near the connection's own, window,
 // options, payload) and hands it to receive(), advances the clock and ticks,
-// or makes the application write, read, close or abort. Checks invariants of
-// our own: no crash, no sanitizer report, streams within their capacity.
+// or makes the application write, read, close or abort, orphans the
+// connection, or hands it an ICMP fragmentation-needed (path MTU) quoting a
+// sequence number near SND.UNA. Time moves by a fuzzed amount or straight to
+// next_deadline(), so the RTO, SYN, persist, keepalive, delayed-ACK,
+// FIN-WAIT-2 and TIME-WAIT timers fire. Checks invariants of our own: no
+// crash, no sanitizer report, streams within their capacity, no segment
+// whose payload and options exceed the MSS we announced, and no timer that
+// stays due after the tick at its deadline.
 
 #include <algorithm>
 #include <chrono>
@@ -30,8 +36,19 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   config.timestamps = (switches & 4) != 0;
   config.delayed_ack = (switches & 8) != 0;
   config.msl = std::chrono::milliseconds(100);
+  config.keepalive = (switches & 32) != 0;
+  config.keepalive_idle = std::chrono::seconds(3);
+  config.keepalive_interval = std::chrono::seconds(1);
+  config.keepalive_probes = 2;
+  config.fin_wait2_timeout = std::chrono::seconds(5);
+  static const char* const kCongestion[] = {"reno", "newreno", "cubic", "bbr"};
+  config.congestion_control = kCongestion[switches >> 6];
   uint64_t sent = 0;
-  TcpConnection conn(config, Wrap32{in.u32()}, [&](const TcpSegment&) { ++sent; });
+  TcpConnection conn(config, Wrap32{in.u32()}, [&](const TcpSegment& s) {
+    ++sent;
+    TINYTCP_CHECK(s.syn || s.payload.size() + non_syn_option_bytes(s.options) <= config.mss);
+    TINYTCP_CHECK(!(s.syn && s.fin));
+  });
   Instant now;
   if (switches & 16) {
     conn.listen();
@@ -41,7 +58,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string payload(3000, 'p');
   while (in.ok() && in.remaining() > 0) {
     const uint8_t op = in.u8();
-    switch (op % 4) {
+    switch (op % 6) {
       case 0: {
         TcpSegment s;
         const uint8_t flags = in.u8();
@@ -88,10 +105,24 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         conn.tick(now);
         break;
       }
+      case 3: {
+        const uint8_t what = in.u8();
+        if (what & 1) {
+          conn.orphan(now);
+        } else {
+          const uint32_t mtu = in.u16();
+          const Wrap32 quoted = conn.sender().oldest_unacked() + static_cast<uint32_t>(in.u16());
+          static_cast<void>(conn.on_path_mtu(mtu, quoted, now));
+        }
+        static_cast<void>(conn.time_wait());
+        break;
+      }
       default:
         if (const auto t = conn.next_deadline()) {
           now = std::max(now, *t);
           conn.tick(now);
+          const auto after = conn.next_deadline();
+          TINYTCP_CHECK(!after || *after > now);
         }
         break;
     }
