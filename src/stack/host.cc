@@ -365,6 +365,26 @@ void Host::tick(Instant now) {
   events_.dispatch();
 }
 
+void Host::on_send_failed(std::string_view datagram, Instant now) {
+  ++stats_.send_failures;
+  const auto parsed = parse_datagram(datagram);
+  if (!parsed) {
+    return;  // not TCP: ICMP, or nothing to resend
+  }
+  // We wrote it: its source is our side.
+  const FourTuple& t = parsed->tuple;
+  const FourTuple ours{t.remote_ip, t.remote_port, t.local_ip, t.local_port};
+  const auto id = sockets_.connection(ours);
+  if (!id) {
+    return;
+  }
+  Socket* s = find(*id);
+  if (s->conn->on_send_failed(parsed->segment.seqno, now)) {
+    ++stats_.send_failures_resent;
+    timers_.schedule(*s, s->conn->next_deadline());
+  }
+}
+
 size_t Host::undelivered_count() const {
   size_t n = 0;
   sockets_.for_each([&n](const HostSocket& socket) {

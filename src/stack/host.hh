@@ -63,6 +63,12 @@ class Host {
   // Network side.
   void receive_datagram(std::string_view datagram, Instant now);
   void tick(Instant now);
+  // A datagram of ours the device would not take (ENOBUFS, EAGAIN: a full
+  // local queue), as output gave it. A TCP segment in flight in it is marked
+  // lost and goes again at once (TcpConnection::on_send_failed); the
+  // connection's timer is due now, so the caller's loop ticks it. Never
+  // sends from inside this call.
+  void on_send_failed(std::string_view datagram, Instant now);
   std::optional<Instant> next_deadline() const;
 
   // Socket API.

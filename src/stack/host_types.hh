@@ -88,6 +88,10 @@ struct HostStats {
   uint64_t time_wait_acks = 0;        // ACKs sent from TIME-WAIT entries
   uint64_t time_wait_reused = 0;      // new SYNs accepted in TIME-WAIT (RFC 6191)
   uint64_t time_wait_reset = 0;       // entries ended by a RST at RCV.NXT
+  // Datagrams the device would not take (on_send_failed), and of them the
+  // segments in flight that were marked lost to go again at once.
+  uint64_t send_failures = 0;
+  uint64_t send_failures_resent = 0;
   EnumCounters<HostDrop> drops;
 };
 

@@ -21,6 +21,15 @@ void LossRecovery::enter(SendState& s, Instant now) {
   retransmit_now_ = true;
 }
 
+void LossRecovery::enter_on_local_drop(SendState& s, Instant now) {
+  in_recovery_ = true;
+  recover_ = s.snd_nxt;
+  const uint64_t flight = s.snd_nxt - s.snd_una;
+  s.cc->on_congestion_event(LossEvent{now, flight, s.bytes_in_flight()});
+  limited_transmit_bytes_ = 0;
+  retransmit_now_ = true;
+}
+
 void LossRecovery::on_timeout(SendState& s) {
   in_recovery_ = false;
   dupacks_ = 0;

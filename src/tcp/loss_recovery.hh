@@ -111,6 +111,11 @@ class LossRecovery {
   // RFC 6582 §3.2 step 2 / RFC 6675 §5 step 4: remember the recovery point,
   // reduce the window once, retransmit the first unacknowledged segment now.
   void enter(SendState& s, Instant now);
+  // A segment the device refused (TcpSender::on_send_failed; already marked
+  // lost): a recovery as enter() starts one, with the window reduced once
+  // and the refused segment sent at once, but the first unacknowledged
+  // segment is not marked and no fast retransmit is counted.
+  void enter_on_local_drop(SendState& s, Instant now);
   // RFC 6582 §4 / RFC 6675 §5.1: a timeout leaves recovery, and duplicate
   // ACKs from the go-back must not start a fast retransmit.
   void on_timeout(SendState& s);

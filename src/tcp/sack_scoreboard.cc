@@ -266,19 +266,21 @@ void SackScoreboard::mark_all_lost() {
 }
 
 std::optional<size_t> SackScoreboard::next_lost() {
-  // Lost segments are a prefix of the unsacked ones (IsLost is monotonic in
-  // the sequence number; fast retransmit and timeouts mark from the front), so
-  // the cursor stops at the first unsacked segment that is not lost.
+  // No segment before the cursor is lost and not yet retransmitted (marking
+  // one lost moves the cursor back to it). Lost segments are mostly a prefix
+  // of the unsacked ones (IsLost is monotonic in the sequence number; fast
+  // retransmit and timeouts mark from the front), but not always: a segment
+  // the device refused is marked alone. has_lost() keeps the scan away when
+  // nothing waits.
+  if (!has_lost()) {
+    return std::nullopt;
+  }
   while (rexmit_index_ < queue_.size()) {
     const OutstandingSegment& seg = queue_[rexmit_index_];
-    if (seg.sacked || (seg.lost && seg.rexmit)) {
-      ++rexmit_index_;
-      continue;
-    }
-    if (seg.lost) {
+    if (seg.lost && !seg.sacked && !seg.rexmit) {
       return rexmit_index_;
     }
-    break;
+    ++rexmit_index_;
   }
   return std::nullopt;
 }

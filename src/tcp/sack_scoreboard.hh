@@ -112,6 +112,11 @@ class SackScoreboard {
   // NextSeg candidate again and leaves pipe. Returns false when it is sacked
   // or already lost and not yet retransmitted.
   bool mark_lost_by_time(size_t i);
+  // The entry whose first octet is `seq`, if one is outstanding.
+  std::optional<size_t> entry_starting_at(uint64_t seq) const {
+    const size_t i = find(seq);
+    return i < queue_.size() && queue_[i].start == seq ? std::optional<size_t>(i) : std::nullopt;
+  }
 
   // What one ACK newly delivered (cumulatively or selectively), for RACK
   // (RFC 8985 §6.2 steps 2-3). Call begin_delivery() before the ACK's

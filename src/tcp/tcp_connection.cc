@@ -109,6 +109,10 @@ bool TcpConnection::on_path_mtu(uint32_t mtu, Wrap32 quoted_seq, Instant now) {
   return true;
 }
 
+bool TcpConnection::on_send_failed(Wrap32 seqno, Instant now) {
+  return synchronized() && state_ != TcpState::TimeWait && sender_.on_send_failed(seqno, now);
+}
+
 std::optional<TimeWait> TcpConnection::time_wait() const {
   if (state_ != TcpState::TimeWait || !time_wait_deadline_) {
     return std::nullopt;

@@ -85,6 +85,9 @@ class TcpConnection {
   // §4.1); then the MSS follows `mtu` and what no longer fits goes again.
   // False when the quote is not about data in flight (the caller counts it).
   bool on_path_mtu(uint32_t mtu, Wrap32 quoted_seq, Instant now);
+  // The device would not take our segment starting at `seqno` (ENOBUFS,
+  // EAGAIN): TcpSender::on_send_failed.
+  bool on_send_failed(Wrap32 seqno, Instant now);
 
   // In TIME-WAIT: the little the connection still needs (tcp::TimeWait), so
   // the caller can keep that instead of the connection.

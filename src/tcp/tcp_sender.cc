@@ -89,6 +89,31 @@ bool TcpSender::in_flight(Wrap32 seqno) const {
   return seq >= state_.snd_una && seq < state_.snd_nxt;
 }
 
+bool TcpSender::on_send_failed(Wrap32 seqno, Instant now) {
+  SendState& s = state_;
+  if (failure_ || !s.syn_acked()) {
+    return false;  // a SYN goes again on its own timer
+  }
+  const auto index = s.board.entry_starting_at(seqno.unwrap(s.isn, s.snd_una));
+  if (!index) {
+    return false;
+  }
+  // Already sacked, or already lost and not yet sent again: nothing new.
+  if (!s.board.mark_lost_by_time(*index)) {
+    return false;
+  }
+  ++s.stats.local_send_failures;
+  resend_due_ = now;
+  // Local congestion (Linux: tcp_enter_cwr): one response, then the usual
+  // recovery rules send what is marked lost.
+  if (!recovery_.in_recovery() && recovery_.may_enter(s)) {
+    ++s.stats.local_congestion_events;
+    recovery_.enter_on_local_drop(s, now);
+    rack_tlp_.on_recovery_start();
+  }
+  return true;
+}
+
 bool TcpSender::on_path_mtu(uint32_t mtu) {
   if (!path_mss_.on_path_mtu(state_, mtu)) {
     return false;
@@ -430,6 +455,13 @@ void TcpSender::tick(Instant now, const Transmit& transmit) {
       on_keepalive(now, transmit);
     }
   }
+  if (!failure_ && resend_due_ && now >= *resend_due_) {
+    // What the device refused goes again unless the pacer holds it back.
+    resend_due_.reset();
+    if (s.syn_acked() && s.wnd > 0 && !pacer_.release() && send_retransmissions(now, transmit)) {
+      segmenter_.send_new_data(path(), now, transmit);
+    }
+  }
   if (!failure_ && pacer_.release() && now >= *pacer_.release()) {
     // The pacing release: resume sending.
     pacer_.clear_release();
@@ -458,6 +490,7 @@ std::optional<Instant> TcpSender::next_deadline() const {
   consider(timers_.persist());
   consider(keepalive_deadline());
   consider(pacer_.release());
+  consider(resend_due_);
   if (state_.config.user_timeout > Duration::zero() && state_.unacked_since) {
     consider(*state_.unacked_since + state_.config.user_timeout);
   }

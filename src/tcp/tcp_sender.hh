@@ -157,6 +157,13 @@ class TcpSender {
   // RFC 5927 §4.1: `seqno` is in [SND.UNA, SND.NXT), so an ICMP error
   // quoting it is about data we have in flight.
   bool in_flight(Wrap32 seqno) const;
+  // The device would not take our segment starting at `seqno` (ENOBUFS,
+  // EAGAIN: the local queue is full). It is marked lost and goes again at
+  // the next tick(), due at once, not when RACK or the RTO notice. Outside
+  // a recovery it starts one (the window reduced once, as Linux's
+  // tcp_enter_cwr on a local drop; the refused segment first). False when
+  // no segment in flight starts there (a pure ACK, or already acknowledged).
+  bool on_send_failed(Wrap32 seqno, Instant now);
   bool in_recovery() const { return recovery_.in_recovery(); }
   // RFC 6675 pipe: bytes presumed in the network.
   uint64_t bytes_in_flight() const;
@@ -206,6 +213,8 @@ class TcpSender {
   bool orphaned_ = false;
   PathMss path_mss_;
   std::optional<SenderFailure> failure_;
+  // A segment the device refused was marked lost: send it at this tick.
+  std::optional<Instant> resend_due_;
 
   Trace trace_;
   SenderState traced_;

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <deque>
+#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
@@ -50,6 +51,9 @@ class TwoHosts : public ::testing::Test {
 
   void send(wire::Ipv4Address to, std::string_view datagram) {
     ++sent_;
+    if (to == kB && a_out_ && a_out_(datagram)) {
+      return;  // taken by the test (a device that refused it)
+    }
     if (to == kB && drop_to_b_) {
       return;
     }
@@ -150,6 +154,11 @@ class TwoHosts : public ::testing::Test {
   Instant now_;
   Duration delay_ = 1ms;
   int drop_next_ = 0;
+  // Sees a's datagrams to b first; true: it took the datagram.
+  std::function<bool(std::string_view)> a_out_;
+  size_t a_datagrams_ = 0;
+  size_t refuse_at_ = 0;
+  std::vector<std::string> refused_;
   bool drop_to_b_ = false;  // everything a sends is lost
   uint64_t sent_ = 0;
   std::deque<Packet> link_;

@@ -273,7 +273,9 @@ TEST_F(SackScoreboardTest, MarkLostByTimeMarksAnUnsackedSegment) {
   EXPECT_TRUE(board[2].lost);
   EXPECT_EQ(board.lost_bytes(), 1000u);
   EXPECT_EQ(board.pipe(), 9000u);
-  EXPECT_EQ(board.next_lost(), std::nullopt);  // NextSeg stops at the first unsacked, unlost one
+  // RFC 6675 NextSeg (1): the smallest lost, unsacked sequence number, even
+  // when segments before it are not lost (a segment the device refused).
+  EXPECT_EQ(board.next_lost(), std::optional<size_t>(2));
   EXPECT_TRUE(board.mark_lost_by_time(0));
   EXPECT_TRUE(board.mark_lost_by_time(1));
   EXPECT_EQ(board.next_lost(), std::optional<size_t>(0));

@@ -153,3 +153,78 @@ TEST_F(TcpSenderDsackTest, FirstBlockInsideTheSecondIsADuplicateReport) {
 
 }  // namespace
 }  // namespace tinytcp::tcp
+
+namespace tinytcp::tcp {
+namespace {
+
+class TcpSenderLocalDropTest : public testing::SenderHarness {};
+
+// A segment the device would not take (ENOBUFS) goes again at once when the
+// window allows: the sender's next deadline is now, and that tick resends
+// it; the congestion window shrinks once for the window, not per refusal.
+TEST_F(TcpSenderLocalDropTest, ARefusedSegmentGoesAgainAtOnceAndCwndShrinksOnce) {
+  establish();  // peer MSS 1000
+  push_bytes(1000);
+  expect_segment().seqno(1).payload_size(1000);
+  const uint64_t cwnd = sender->congestion_control().cwnd();
+  EXPECT_TRUE(sender->on_send_failed(Wrap32::wrap(1, sender->isn()), now));
+  EXPECT_EQ(sender->next_deadline(), now);
+  tick(Duration::zero());
+  expect_segment().seqno(1).payload_size(1000);
+  expect_nothing_sent();
+  const uint64_t reduced = sender->congestion_control().cwnd();
+  EXPECT_LT(reduced, cwnd);
+  // The resend is refused too: again at once, no second reduction.
+  EXPECT_TRUE(sender->on_send_failed(Wrap32::wrap(1, sender->isn()), now));
+  tick(Duration::zero());
+  expect_segment().seqno(1).payload_size(1000);
+  EXPECT_EQ(sender->congestion_control().cwnd(), reduced);
+  EXPECT_EQ(sender->stats().local_send_failures, 2u);
+  EXPECT_EQ(sender->stats().local_congestion_events, 1u);
+  EXPECT_EQ(sender->stats().rto_expirations + sender->stats().rack_marked_lost, 0u);
+}
+
+// With more in flight, a refusal starts a recovery: the refused segment
+// goes at once, new data waits for the reduced window, and the recovery
+// ends at its recovery point with no fast retransmit or timeout.
+TEST_F(TcpSenderLocalDropTest, ARefusalStartsOneRecovery) {
+  config.nagle = false;
+  PeerOptions peer = default_peer();
+  peer.sack = true;
+  establish(peer);
+  push_bytes(5000);
+  EXPECT_EQ(drain(), 5u);
+  now += std::chrono::milliseconds(1);  // the resend is later than the originals (RACK)
+  EXPECT_TRUE(sender->on_send_failed(Wrap32::wrap(2001, sender->isn()), now));
+  EXPECT_TRUE(sender->in_recovery());
+  tick(Duration::zero());
+  expect_segment().seqno(2001).payload_size(1000);
+  push_bytes(1000);
+  expect_nothing_sent();  // cwnd halved, 5 segments in the network
+  now += std::chrono::milliseconds(1);
+  ack(2001, 65535, {{3001, 5001}});
+  expect_segment().seqno(5001).payload_size(1000);
+  ack(6001);
+  EXPECT_FALSE(sender->in_recovery());
+  EXPECT_EQ(sender->stats().local_congestion_events, 1u);
+  EXPECT_EQ(sender->stats().rto_expirations + sender->stats().fast_retransmits, 0u);
+}
+
+TEST_F(TcpSenderLocalDropTest, OnlySegmentsInFlightCount) {
+  config.nagle = false;
+  establish();
+  push_bytes(2000);
+  EXPECT_EQ(drain(), 2u);
+  EXPECT_FALSE(sender->on_send_failed(Wrap32::wrap(501, sender->isn()), now));   // mid-segment
+  EXPECT_FALSE(sender->on_send_failed(Wrap32::wrap(2001, sender->isn()), now));  // SND.NXT: an ACK
+  ack(1001);
+  EXPECT_FALSE(sender->on_send_failed(Wrap32::wrap(1, sender->isn()), now));  // acknowledged
+  EXPECT_TRUE(sender->on_send_failed(Wrap32::wrap(1001, sender->isn()), now));
+  EXPECT_FALSE(sender->on_send_failed(Wrap32::wrap(1001, sender->isn()), now));  // already lost
+  tick(Duration::zero());
+  expect_segment().seqno(1001).payload_size(1000);
+  EXPECT_EQ(sender->stats().local_send_failures, 1u);
+}
+
+}  // namespace
+}  // namespace tinytcp::tcp
