@@ -20,6 +20,7 @@
 #include <functional>
 #include <optional>
 #include <string_view>
+#include <utility>
 
 #include "util/time.hh"
 
@@ -46,6 +47,12 @@ struct AdapterStats {
 };
 
 using PacketHandler = std::function<void(std::string_view packet)>;
+// Gets a packet the kernel would not take for want of buffers (ENOBUFS,
+// EAGAIN: a full local queue or socket buffer), as it was given to send(),
+// so the stack can send it again at once instead of finding it lost later.
+// Called from inside send()/send_batch() (or a wrapper's timed work): it
+// must not send; the view is valid only during the call.
+using SendFailureHandler = std::function<void(std::string_view packet)>;
 
 class DatagramAdapter {
  public:
@@ -85,6 +92,22 @@ class DatagramAdapter {
   // When the adapter next has timed work (a delayed packet to release);
   // std::nullopt when it has none. Plain devices never have any.
   virtual std::optional<Instant> next_deadline() const { return std::nullopt; }
+
+  // Where packets refused for want of buffers go (see SendFailureHandler);
+  // wrappers pass it to the adapter they wrap. Counted as send drops too.
+  virtual void set_send_failure_handler(SendFailureHandler handler) {
+    send_failure_ = std::move(handler);
+  }
+
+ protected:
+  void report_send_failure(std::string_view packet) const {
+    if (send_failure_) {
+      send_failure_(packet);
+    }
+  }
+
+ private:
+  SendFailureHandler send_failure_;
 };
 
 }  // namespace tinytcp::io

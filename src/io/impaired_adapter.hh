@@ -39,6 +39,9 @@ class ImpairedAdapter : public DatagramAdapter {
   int fd() const override { return inner_.fd(); }
   LinkType link_type() const override { return inner_.link_type(); }
   size_t mtu() const override { return inner_.mtu(); }
+  void set_send_failure_handler(SendFailureHandler handler) override {
+    inner_.set_send_failure_handler(std::move(handler));
+  }
   // The inner adapter's counters (what really crossed the link); impairment
   // drops are in outbound()/inbound() stats.
   const AdapterStats& stats() const override { return inner_.stats(); }

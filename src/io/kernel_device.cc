@@ -218,22 +218,22 @@ void KernelDevice::send(std::string_view packet) {
     const iovec parts[2] = {{const_cast<char*>(kPlain), sizeof(kPlain)},
                             {const_cast<char*>(packet.data()), packet.size()}};
     sent = write_parts(parts, 2);
-    if (!sent) {
-      count_write_error(errno);
-    }
   } else {
     ssize_t n = 0;
     do {
       n = ::write(fd_.get(), packet.data(), packet.size());
     } while (n < 0 && errno == EINTR);
     sent = n >= 0;
-    if (!sent) {
-      count_write_error(errno);
-    }
   }
   if (sent) {
     ++stats_.packets_sent;
     stats_.bytes_sent += packet.size();
+    return;
+  }
+  const int error = errno;
+  count_write_error(error);
+  if (error == EAGAIN || error == ENOBUFS) {
+    report_send_failure(packet);
   }
 }
 

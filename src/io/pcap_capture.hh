@@ -31,6 +31,9 @@ class PcapCapture : public DatagramAdapter {
   int fd() const override { return inner_.fd(); }
   LinkType link_type() const override { return inner_.link_type(); }
   size_t mtu() const override { return inner_.mtu(); }
+  void set_send_failure_handler(SendFailureHandler handler) override {
+    inner_.set_send_failure_handler(std::move(handler));
+  }
   const AdapterStats& stats() const override { return inner_.stats(); }
   std::optional<Instant> next_deadline() const override { return inner_.next_deadline(); }
 

@@ -305,8 +305,23 @@ void UdpPeerSocket::send_batch(const std::string_view* packets, const UdpEndpoin
       next += k;
     }
     if (flush_send(messages, count - next) > 0) {
-      return;  // the send buffer is full: the rest was counted as lost
+      // The send buffer is full: the rest was counted as lost.
+      for (size_t i = next; send_failure_ && i < count; ++i) {
+        send_failure_(packets[i]);
+      }
+      return;
     }
+  }
+}
+
+void UdpPeerSocket::report_message(size_t m) {
+  if (!send_failure_) {
+    return;
+  }
+  const msghdr& h = send_msgs_[m].msg_hdr;
+  for (size_t j = 0; j < h.msg_iovlen; ++j) {
+    send_failure_(
+        std::string_view(static_cast<const char*>(h.msg_iov[j].iov_base), h.msg_iov[j].iov_len));
   }
 }
 
@@ -326,6 +341,7 @@ size_t UdpPeerSocket::flush_send(size_t messages, size_t unsent_after) {
         size_t lost = unsent_after;
         for (size_t m = done; m < messages; ++m) {
           lost += send_segments_[m];
+          report_message(m);
         }
         count_drop(UdpDrop::kNoBuffers, lost, true);
         return lost;
@@ -342,6 +358,9 @@ size_t UdpPeerSocket::flush_send(size_t messages, size_t unsent_after) {
       // The message at `done` was refused: its datagrams are lost, the rest go on.
       for (size_t j = 0; j < k; ++j) {
         count_send_error(error);
+      }
+      if (error == ENOBUFS) {
+        report_message(done);
       }
       ++done;
       continue;

@@ -24,6 +24,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "io/adapter.hh"
@@ -92,6 +93,11 @@ class UdpPeerSocket {
                        const Filter& filter = nullptr);
   // Sends `packets[i]` to `to[i]`; with `to` null, to the connected peer.
   void send_batch(const std::string_view* packets, const UdpEndpoint* to, size_t count);
+  // Gets each packet of a send_batch() the kernel would not take for want of
+  // buffers (EAGAIN, ENOBUFS), during that call (see io::SendFailureHandler).
+  void set_send_failure_handler(std::function<void(std::string_view packet)> handler) {
+    send_failure_ = std::move(handler);
+  }
   // Connects the socket (the kernel then filters other senders out).
   void connect(const UdpEndpoint& peer);
 
@@ -121,6 +127,10 @@ class UdpPeerSocket {
   // Packets per UDP_SEGMENT message at most, and their bytes at most.
   static constexpr size_t kMaxSegments = 64;
   static constexpr size_t kMaxSegmentedBytes = 65000;
+
+  // The packets of message `m` of the batch being sent, to send_failure_.
+  void report_message(size_t m);
+  std::function<void(std::string_view packet)> send_failure_;
 
   bool gso_ = false;  // UDP_SEGMENT in use
   uint64_t segmented_sends_ = 0;

@@ -5,6 +5,8 @@
 namespace tinytcp::io {
 
 UdpTunnel::UdpTunnel(const UdpTunnelConfig& config) : socket_(config) {
+  socket_.set_send_failure_handler(
+      [this](std::string_view packet) { report_send_failure(packet); });
   if (config.peer) {
     connect(*config.peer);
   }

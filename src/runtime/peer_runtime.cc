@@ -76,11 +76,16 @@ PeerRuntime::PeerRuntime(PeerRuntimeOptions options)
   loop_.add_fd(socket_.fd(), io::EventLoop::kReadable, [this](uint32_t) { on_readable(); });
   peers_source_ = loop_.add_deadline_source([this] { return peers_.next_deadline(); },
                                             [this](Instant now) { peers_.tick(now); });
-  flush_source_ = loop_.add_before_wait([this] { flush(); });
+  socket_.set_send_failure_handler([this](std::string_view packet) { on_refused(packet); });
+  flush_source_ = loop_.add_before_wait([this] {
+    flush();
+    report_refused();
+  });
 }
 
 PeerRuntime::~PeerRuntime() {
   flush();
+  socket_.set_send_failure_handler(nullptr);
   loop_.remove_before_wait(flush_source_);
   loop_.remove_deadline_source(peers_source_);
   if (impair_source_ != 0) {
@@ -141,7 +146,38 @@ void PeerRuntime::send_views() {
     }
   }
   ++stats_.batches;
+  refused_cursor_ = 0;
   socket_.send_batch(views_.data(), endpoints_.data(), views_.size());
+}
+
+void PeerRuntime::on_refused(std::string_view packet) {
+  if (refused_.size() >= kMaxRefused) {
+    ++stats_.refused_unreported;
+    return;
+  }
+  // The socket hands back views_ entries themselves, in order.
+  for (size_t n = 0; n < views_.size(); ++n) {
+    const size_t i = (refused_cursor_ + n) % views_.size();
+    if (views_[i].data() == packet.data()) {
+      refused_cursor_ = i + 1;
+      refused_.emplace_back(stack::PeerKey{endpoints_[i].address, endpoints_[i].port},
+                            std::string(packet));
+      return;
+    }
+  }
+  ++stats_.refused_unreported;
+}
+
+void PeerRuntime::report_refused() {
+  if (refused_.empty()) {
+    return;
+  }
+  std::vector<std::pair<stack::PeerKey, std::string>> refused;
+  refused.swap(refused_);
+  for (const auto& [to, datagram] : refused) {
+    peers_.on_send_failed(to, datagram, loop_.now());
+    ++stats_.refused_resent;
+  }
 }
 
 void PeerRuntime::queue(const stack::PeerKey& to, std::string_view datagram) {

@@ -44,12 +44,17 @@ struct PeerRuntimeStats {
   uint64_t batches = 0;    // send_batch() calls
   uint64_t datagrams = 0;  // datagrams the Hosts sent (before coalescing)
   uint64_t acks_coalesced = 0;
+  // Datagrams the socket refused for want of buffers, handed back to their
+  // peer's Host to send again, and those past the bound of one pass.
+  uint64_t refused_resent = 0;
+  uint64_t refused_unreported = 0;
 };
 
 class PeerRuntime {
  public:
   static constexpr size_t kMaxBatchDatagrams = 256;
   static constexpr size_t kMaxBatchBytes = 512 * 1024;
+  static constexpr size_t kMaxRefused = 1024;
 
   // Throws (one line for the user) when the socket cannot be set up.
   explicit PeerRuntime(PeerRuntimeOptions options);
@@ -77,6 +82,9 @@ class PeerRuntime {
   // Impairment: datagrams held with their peer as a 6-byte tag in front.
   void release_impaired(Instant now);
   void send_views();
+  // The socket refused `packet`, one of views_: kept with its peer.
+  void on_refused(std::string_view packet);
+  void report_refused();
 
   PeerRuntimeOptions options_;
   io::EventLoop loop_;
@@ -96,6 +104,8 @@ class PeerRuntime {
   std::vector<Queued> queued_;
   std::vector<std::string_view> views_;
   std::vector<io::UdpEndpoint> endpoints_;
+  size_t refused_cursor_ = 0;  // views_ are refused in order: where to look first
+  std::vector<std::pair<stack::PeerKey, std::string>> refused_;
   PeerRuntimeStats stats_;
 };
 

@@ -194,13 +194,18 @@ StackRuntime::StackRuntime(RuntimeOptions options) : options_(std::move(options)
       loop_.add_adapter(*top_, [this](std::string_view packet) { on_packet(packet); });
   host_source_ = loop_.add_deadline_source([this] { return host_->next_deadline(); },
                                            [this](Instant now) { host_->tick(now); });
-  flush_source_ = loop_.add_before_wait([this] { flush(); });
+  top_->set_send_failure_handler([this](std::string_view packet) { on_refused(packet); });
+  flush_source_ = loop_.add_before_wait([this] {
+    flush();
+    report_refused();
+  });
   spdlog::debug("stack: {} on {} (mtu {}, mss {}{})", host.address, dev, mtu, host.tcp.mss,
                 options_.offload == Offload::kOn ? ", offload" : "");
 }
 
 StackRuntime::~StackRuntime() {
   flush();
+  top_->set_send_failure_handler(nullptr);
   loop_.remove_before_wait(flush_source_);
   loop_.remove_deadline_source(host_source_);
   if (tap_source_ != 0) {
@@ -270,6 +275,37 @@ void StackRuntime::flush() {
   }
   ++stats_.batches;
   top_->send_batch(batch_views_.data(), count);
+}
+
+void StackRuntime::on_refused(std::string_view packet) {
+  if (top_->link_type() == io::LinkType::kEthernet) {
+    // An Ethernet II frame: only IPv4 is the Host's (ARP goes again on its own timers).
+    constexpr size_t kEthernetHeader = 14;
+    if (packet.size() <= kEthernetHeader || static_cast<uint8_t>(packet[12]) != 0x08 ||
+        packet[13] != 0x00) {
+      return;
+    }
+    packet.remove_prefix(kEthernetHeader);
+  }
+  if (refused_.size() >= kMaxRefused) {
+    ++stats_.refused_unreported;
+    return;
+  }
+  refused_.emplace_back(packet);
+}
+
+void StackRuntime::report_refused() {
+  if (refused_.empty()) {
+    return;
+  }
+  // Swapped out first: the Host never sends from on_send_failed, but keep
+  // the list stable whatever it does.
+  std::vector<std::string> refused;
+  refused.swap(refused_);
+  for (const std::string& datagram : refused) {
+    host_->on_send_failed(datagram, loop_.now());
+    ++stats_.refused_resent;
+  }
 }
 
 bool StackRuntime::run_until(const std::function<bool()>& done, Duration timeout) {

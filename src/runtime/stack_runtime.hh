@@ -63,12 +63,19 @@ struct RuntimeStats {
   uint64_t batches = 0;    // send_batch() calls
   uint64_t datagrams = 0;  // datagrams the Host sent (before coalescing)
   uint64_t acks_coalesced = 0;
+  // Datagrams the device refused for want of buffers, handed back to the
+  // Host to send again (Host::on_send_failed), and those past the bound of
+  // one loop pass (left to the Host's own loss recovery).
+  uint64_t refused_resent = 0;
+  uint64_t refused_unreported = 0;
 };
 
 class StackRuntime {
  public:
   static constexpr size_t kMaxBatchDatagrams = 256;
   static constexpr size_t kMaxBatchBytes = 512 * 1024;
+  // Refused datagrams kept for the Host per loop pass at most.
+  static constexpr size_t kMaxRefused = 1024;
 
   // Throws std::runtime_error (one line for the user) when the device cannot
   // be opened or an option is malformed.
@@ -98,6 +105,10 @@ class StackRuntime {
   void on_packet(std::string_view packet);
   void send_datagram(std::string_view datagram);
   void queue_datagram(std::string_view datagram);
+  // The device refused `packet` (ENOBUFS, EAGAIN): kept for report_refused().
+  void on_refused(std::string_view packet);
+  // Hands the refused datagrams to the Host, outside any send.
+  void report_refused();
 
   RuntimeOptions options_;
   io::EventLoop loop_;
@@ -118,6 +129,7 @@ class StackRuntime {
   size_t batch_bytes_ = 0;
   std::vector<std::pair<size_t, size_t>> batch_spans_;  // offset, size
   std::vector<std::string_view> batch_views_;
+  std::vector<std::string> refused_;  // IPv4 datagrams, at most kMaxRefused
   RuntimeStats stats_;
 };
 

@@ -270,6 +270,13 @@ void PeerHosts::sweep(Instant now) {
   next_sweep_ = peers_.empty() ? std::nullopt : std::optional<Instant>(now + kSweepInterval);
 }
 
+void PeerHosts::on_send_failed(const PeerKey& to, std::string_view datagram, Instant now) {
+  const auto it = by_key_.find(to);
+  if (it != by_key_.end()) {
+    peers_.at(it->second)->host->on_send_failed(datagram, now);
+  }
+}
+
 std::optional<Instant> PeerHosts::next_deadline() const {
   std::optional<Instant> next = next_sweep_;
   for (const auto& [id, peer] : peers_) {

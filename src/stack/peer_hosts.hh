@@ -118,6 +118,9 @@ class PeerHosts {
   void receive(const PeerKey& from, std::string_view datagram, Instant now);
   void tick(Instant now);
   std::optional<Instant> next_deadline() const;
+  // A datagram to `to` the socket would not take (ENOBUFS, EAGAIN): to that
+  // peer's Host (Host::on_send_failed), if the peer is still there.
+  void on_send_failed(const PeerKey& to, std::string_view datagram, Instant now);
 
   // A connection that completed its handshake on a listening port, if any.
   std::optional<Accepted> accept();

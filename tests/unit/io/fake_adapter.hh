@@ -31,6 +31,12 @@ class FakeAdapter : public DatagramAdapter {
   }
   using DatagramAdapter::receive_batch;
   void send(std::string_view packet) override {
+    if (refuse) {
+      // As a full device queue: counted as a drop and handed back.
+      ++stats_.send_drops;
+      report_send_failure(packet);
+      return;
+    }
     ++stats_.packets_sent;
     stats_.bytes_sent += packet.size();
     sent.emplace_back(packet);
@@ -41,6 +47,7 @@ class FakeAdapter : public DatagramAdapter {
   const AdapterStats& stats() const override { return stats_; }
 
   std::vector<std::string> sent;
+  bool refuse = false;  // every send fails for want of buffers
 
  private:
   LinkType type_;

@@ -109,5 +109,22 @@ TEST_F(ImpairedAdapterTest, ForwardsLinkProperties) {
   EXPECT_EQ(adapter_->fd(), link_.fd());
 }
 
+// A packet the device refused for want of buffers is handed back through
+// the wrapper to whoever set the handler on it (the stack).
+TEST_F(ImpairedAdapterTest, RefusedPacketsReachTheHandlerSetOnTheWrapper) {
+  ImpairmentConfig out;
+  out.delay = 1ms;
+  make(out, {});
+  std::vector<std::string> refused;
+  adapter_->set_send_failure_handler([&](std::string_view p) { refused.emplace_back(p); });
+  link_.refuse = true;
+  adapter_->send("refused");
+  EXPECT_TRUE(refused.empty());  // held by the delay first
+  clock_.advance(1ms);
+  receive();
+  EXPECT_EQ(refused, (std::vector<std::string>{"refused"}));
+  EXPECT_TRUE(link_.sent.empty());
+}
+
 }  // namespace
 }  // namespace tinytcp::io

@@ -208,5 +208,16 @@ TEST_F(PcapWriterTest, CaptureRecordsBothDirectionsInOrder) {
   EXPECT_EQ(got.records[3].bytes, "out-3");
 }
 
+TEST_F(PcapWriterTest, CapturePassesTheSendFailureHandlerToTheDevice) {
+  const auto file = make_path("refused.pcap");
+  testing::FakeAdapter link;
+  PcapCapture capture(link, file);
+  std::vector<std::string> refused;
+  capture.set_send_failure_handler([&](std::string_view p) { refused.emplace_back(p); });
+  link.refuse = true;
+  capture.send("out");
+  EXPECT_EQ(refused, (std::vector<std::string>{"out"}));
+}
+
 }  // namespace
 }  // namespace tinytcp::io
