@@ -11,9 +11,9 @@
 #
 # Order: targets that have not run yet get one chunk each (to measure their
 # rate), then the fastest target still short of the goal runs, chunk after
-# chunk, so the most targets reach the goal first. A target that crashes is
-# left alone (its reproducer in build/fuzz/artifacts/) until its state file
-# is removed.
+# chunk, so the most targets reach the goal first. A target that crashed is
+# left alone (its reproducer in build/fuzz/artifacts/) until its binary is
+# newer than the reproducer (rebuilt with the fix); its crash count stays.
 #
 #   ./scripts/fuzz-long.sh [-n EXECUTIONS] [-c CHUNK_SECONDS] [-u UNTIL_EPOCH] [target...]
 #   e.g. ./scripts/fuzz-long.sh -n 1e8 -u "$(date -d '01:15' +%s)"
@@ -117,7 +117,12 @@ while :; do
   next="" best=-1
   for t in "${targets[@]}"; do
     read -r execs secs crashes < <(read_state "$t")
-    [ "$crashes" -eq 0 ] && [ "$execs" -lt "$goal" ] || continue
+    [ "$execs" -lt "$goal" ] || continue
+    # A crash blocks the target until its binary is rebuilt (the fix).
+    if [ "$crashes" -gt 0 ] && find build/fuzz/artifacts -name "$t-*" -newer "$bin_dir/$t" |
+      grep -q .; then
+      continue
+    fi
     if [ "$secs" -eq 0 ]; then next=$t; break; fi
     rate=$((execs / secs))
     if [ "$rate" -gt "$best" ]; then best=$rate next=$t; fi

@@ -9,7 +9,7 @@
 // FIN-WAIT-2 and TIME-WAIT timers fire. Checks invariants of our own: no
 // crash, no sanitizer report, streams within their capacity, no segment
 // whose payload and options exceed the MSS we announced, and no timer that
-// stays due after the tick at its deadline.
+// stays due however often the connection ticks at its deadline.
 
 #include <algorithm>
 #include <chrono>
@@ -120,9 +120,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       default:
         if (const auto t = conn.next_deadline()) {
           now = std::max(now, *t);
-          conn.tick(now);
-          const auto after = conn.next_deadline();
-          TINYTCP_CHECK(!after || *after > now);
+          // Something may be due again at once (a zero probe timeout), but
+          // ticks at one instant must run out.
+          size_t ticks = 0;
+          for (auto due = t; due && *due <= now; due = conn.next_deadline()) {
+            TINYTCP_CHECK(++ticks <= 16);
+            conn.tick(now);
+          }
         }
         break;
     }
