@@ -11,7 +11,7 @@
 // and acknowledgment numbers near those the Host last sent: every datagram
 // the Host sends is parsed (FlowTable) to learn them. Others are raw bytes,
 // fragments of a valid datagram, ICMP errors quoting a segment the Host sent,
-// or a valid datagram with a byte flipped.
+// datagrams of other protocols (UDP), or a valid datagram with a byte flipped.
 //
 // Checks besides the sanitizers: every datagram the Host sends parses, its
 // checksums are right and it fits the MTU the MSS implies; the socket count
@@ -166,8 +166,8 @@ class HostFuzzer {
       case 6:
       case 7:
         return socket_call(in_.u8());
-      case 8:  // raw bytes
-        return deliver(std::string(in_.bytes(std::min<size_t>(in_.u8(), in_.remaining()))));
+      case 8:
+        return other_datagram(in_.u8());
       case 9:
         return fragments();
       case 10:
@@ -180,6 +180,18 @@ class HostFuzzer {
         return deliver(d);
       }
     }
+  }
+
+  // Raw bytes, or a valid datagram of another protocol than TCP and ICMP
+  // (UDP: port unreachable; others: protocol unreachable), rate limited.
+  void other_datagram(uint8_t kind) {
+    if (kind >= 64) {
+      return deliver(std::string(in_.bytes(std::min<size_t>(in_.u8(), in_.remaining()))));
+    }
+    const uint8_t protocol = (kind & 1) ? 17 : static_cast<uint8_t>(kind + 2);
+    wire::Ipv4Header h = ipv4_header(kRemotes[kind % 3], kLocal, protocol);
+    h.ttl = in_.u8();
+    deliver(ipv4_datagram(h, std::string_view(kPayload).substr(0, size_t{in_.u8()} * 4)));
   }
 
   void deliver(std::string_view datagram) {
