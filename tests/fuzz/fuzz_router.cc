@@ -3,12 +3,22 @@
 // frame through the interface or as a raw datagram into route(). Checks the
 // bounds: pending ARP queues, reassembly memory, and that every frame sent is
 // a well-formed Ethernet frame that fits the MTU.
+//
+// The routes are the same for every input, so one RouteTrie serves them all
+// (SharedTrie): building a trie costs about 20 ms under the sanitizers (its
+// per-/16 tables), which held the target to 50 executions a second; the
+// interfaces' ARP queues are small for the same reason (and to reach their
+// byte limit).
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "net/frame_sink.hh"
+#include "net/route_trie.hh"
 #include "net/router.hh"
 #include "util/buffer.hh"
 #include "util/check.hh"
@@ -31,6 +41,44 @@ class CheckingSink : public net::FrameSink {
   }
 };
 
+// The Router's table: lookups go to one trie built once with the routes
+// every input adds; adding them again is a no-op.
+class SharedTrie : public net::RouteTable {
+ public:
+  explicit SharedTrie(net::RouteTrie& trie) : trie_(trie) {}
+  bool add(const net::Route& route) override {
+    static_cast<void>(route);
+    return true;
+  }
+  bool remove(wire::Ipv4Address, uint8_t) override { return false; }
+  const net::Route* lookup(wire::Ipv4Address dst) override { return trie_.lookup(dst); }
+  size_t size() const override { return trie_.size(); }
+
+ private:
+  net::RouteTrie& trie_;
+};
+
+std::vector<net::Route> routes() {
+  std::vector<net::Route> r;
+  for (uint8_t i = 0; i < 3; ++i) {
+    r.push_back({wire::Ipv4Address::from_octets(10, 0, i, 0), 24, std::nullopt, i});
+  }
+  r.push_back({wire::Ipv4Address{}, 0, wire::Ipv4Address::from_octets(10, 0, 1, 2), 1});
+  r.push_back({wire::Ipv4Address::from_octets(192, 168, 0, 0), 16, std::nullopt, 7});
+  return r;
+}
+
+net::RouteTrie& shared_trie() {
+  static net::RouteTrie* trie = [] {
+    auto* t = new net::RouteTrie;
+    for (const auto& r : routes()) {
+      t->add(r);
+    }
+    return t;
+  }();
+  return *trie;
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -38,7 +86,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static CheckingSink sinks[3];
   net::RouterConfig config;
   config.reassembly.max_bytes = 1 << 16;
-  net::Router router(config);
+  net::Router router(config, std::make_unique<SharedTrie>(shared_trie()));
   for (uint8_t i = 0; i < 3; ++i) {
     net::NetworkInterfaceConfig c;
     c.mac = {{0x02, 0, 0, 0, 0, i}};
@@ -46,11 +94,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     c.mtu = i == 2 ? 576 : 1500;
     c.arp.max_entries = 16;
     c.pending_datagrams = 4;
+    c.pending_bytes = 4 * 1500;  // small, so the byte limit is reached too
     router.add_interface(c, sinks[i]);
-    router.add_route({wire::Ipv4Address::from_octets(10, 0, i, 0), 24, std::nullopt, i});
   }
-  router.add_route({wire::Ipv4Address{}, 0, wire::Ipv4Address::from_octets(10, 0, 1, 2), 1});
-  router.add_route({wire::Ipv4Address::from_octets(192, 168, 0, 0), 16, std::nullopt, 7});
   Instant now;
   router.start(now);
   BufferReader in(std::string_view(reinterpret_cast<const char*>(data), size));
