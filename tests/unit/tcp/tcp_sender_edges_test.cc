@@ -228,3 +228,30 @@ TEST_F(TcpSenderLocalDropTest, OnlySegmentsInFlightCount) {
 
 }  // namespace
 }  // namespace tinytcp::tcp
+
+namespace tinytcp::tcp {
+namespace {
+
+class TcpSenderTimerSlotTest : public testing::SenderHarness {};
+
+// RTO, persist and keepalive are exclusive (SenderTimers' one slot): a shut
+// window with data waiting is probed by the persist timer, never kept alive,
+// however short the keepalive idle time (as Linux, which keeps alive only
+// with an empty write queue).
+TEST_F(TcpSenderTimerSlotTest, AShutWindowWithDataWaitingIsProbedNotKeptAlive) {
+  config.keepalive = true;
+  config.keepalive_idle = std::chrono::milliseconds(100);
+  config.keepalive_interval = std::chrono::milliseconds(100);
+  establish(default_peer(), 0);
+  push("abc");
+  expect_nothing_sent();
+  const Instant persist = *sender->next_deadline();
+  EXPECT_GT(persist - now, config.keepalive_idle);
+  tick(persist - now);
+  expect_segment().seqno(1).payload("a");  // a zero-window probe, not a keepalive
+  EXPECT_EQ(sender->stats().keepalive_probes, 0u);
+  EXPECT_EQ(sender->stats().zero_window_probes, 1u);
+}
+
+}  // namespace
+}  // namespace tinytcp::tcp
