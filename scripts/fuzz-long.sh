@@ -82,21 +82,21 @@ write_csv() {
 run_chunk() {
   local t=$1 log=build/fuzz/long/$1.log
   mkdir -p "build/fuzz/corpus/$t"
-  local start end status=0 seeds=()
+  local start end status=0 seeds=() execs secs crashes
+  read -r execs secs crashes < <(read_state "$t")
   # Hand-made seeds and past crashes are read too (new finds go to the corpus).
   for d in "tests/fuzz/seeds/$t" "tests/fuzz/regressions/$t"; do
     [ -d "$d" ] && seeds+=("$d")
   done
   # The clock starts once the lock is held: waiting for a benchmark is not fuzzing.
   flock -s /tmp/locks/quiet bash -c 'date +%s >"$0.start"; exec nice -n 19 "$@"' "$log" \
-    "$bin_dir/$t" -max_total_time="$chunk" -timeout=25 -print_final_stats=1 \
+    "$bin_dir/$t" -max_total_time="$chunk" -runs=$((goal - execs)) -timeout=25 -print_final_stats=1 \
     -artifact_prefix="build/fuzz/artifacts/$t-" "build/fuzz/corpus/$t" "${seeds[@]}" \
     >"$log" 2>&1 || status=$?
   end=$(date +%s)
   start=$(cat "$log.start")
   local ran
   ran=$(awk '/stat::number_of_executed_units:/ { print $2 }' "$log" | tail -1)
-  read -r execs secs crashes < <(read_state "$t")
   execs=$((execs + ${ran:-0}))
   secs=$((secs + end - start))
   if [ "$status" -ne 0 ]; then
