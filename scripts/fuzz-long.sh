@@ -64,9 +64,11 @@ read_state() {
 write_csv() {
   local tmp="$csv.tmp"
   echo "target,executions,seconds,exec_per_s,corpus_files,corpus_bytes,crashes" >"$tmp"
-  for t in "${targets[@]}"; do
-    [ -f "$state_dir/$t.state" ] || continue
-    read -r execs secs crashes <"$state_dir/$t.state"
+  local state t
+  for state in "$state_dir"/*.state; do  # every target run so far, not only this run's
+    [ -f "$state" ] || continue
+    t=$(basename "$state" .state)
+    read -r execs secs crashes <"$state"
     local dir=build/fuzz/corpus/$t files=0 bytes=0
     if [ -d "$dir" ]; then
       files=$(find "$dir" -type f | wc -l)
