@@ -37,11 +37,12 @@ void PathMss::update_smss(SendState& s) const {
   s.board.set_smss(s.smss);
 }
 
-bool PathMss::lower(SendState& s, uint32_t mss) {
+bool PathMss::lower(SendState& s, uint32_t mss, Instant now) {
   if (mss >= segment_room(s)) {
     return false;  // RFC 1191 §3: only ever lowered here
   }
   path_mss_ = mss;
+  lowered_at_ = now;
   update_smss(s);
   const uint32_t fits = s.new_segment_payload();
   for (size_t i = 0; i < s.board.size(); ++i) {
@@ -53,18 +54,18 @@ bool PathMss::lower(SendState& s, uint32_t mss) {
   return true;
 }
 
-bool PathMss::on_path_mtu(SendState& s, uint32_t mtu) {
+bool PathMss::on_path_mtu(SendState& s, uint32_t mtu, Instant now) {
   // RFC 1191 §3 allows down to 68; Linux stops at min_pmtu 552: an ICMP
   // claiming less is more likely an attack than a path.
   const uint32_t mss = std::max(mtu, kMinPathMtu) - kIpv4TcpHeaderBytes;
-  if (!lower(s, mss)) {
+  if (!lower(s, mss, now)) {
     return false;
   }
   ++s.stats.path_mtu_updates;
   return true;
 }
 
-bool PathMss::on_timeout(SendState& s) {
+bool PathMss::on_timeout(SendState& s, Instant now) {
   if (s.config.black_hole_timeouts == 0 || !s.syn_acked() ||
       s.consecutive_retransmissions % s.config.black_hole_timeouts != 0) {
     return false;
@@ -76,11 +77,23 @@ bool PathMss::on_timeout(SendState& s) {
   if (room <= kFloorMss || payload + (room - s.smss) <= step) {
     return false;  // already small, or the segment would fit the next step anyway
   }
-  if (!lower(s, step)) {
+  if (!lower(s, step, now)) {
     return false;
   }
   ++s.stats.black_hole_mss_reductions;
   return true;
+}
+
+bool PathMss::expire(SendState& s, Instant now) {
+  if (!path_mss_ || s.config.path_mtu_expiry <= Duration::zero() ||
+      now - lowered_at_ < s.config.path_mtu_expiry) {
+    return false;
+  }
+  const uint32_t before = s.smss;
+  path_mss_.reset();
+  update_smss(s);
+  ++s.stats.path_mtu_raises;
+  return s.smss > before;
 }
 
 }  // namespace tinytcp::tcp

@@ -67,6 +67,7 @@ struct SenderStats {
   uint64_t probes_taken_back = 0;
   uint64_t path_mtu_updates = 0;           // MSS lowered by an ICMP frag-needed
   uint64_t black_hole_mss_reductions = 0;  // MSS lowered after repeated timeouts
+  uint64_t path_mtu_raises = 0;  // a lowered path MTU forgotten (TcpConfig::path_mtu_expiry)
   // Segments the device would not take (ENOBUFS, EAGAIN): marked lost and
   // sent again at once; and the congestion responses to them (one a window).
   uint64_t local_send_failures = 0;

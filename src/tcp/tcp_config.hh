@@ -137,6 +137,11 @@ struct TcpConfig {
   // down to that size, in case the path drops big datagrams without an ICMP.
   // 0: off (links where random loss times segments out, not their size).
   uint32_t black_hole_timeouts = 3;
+  // RFC 1191 §6.3 / RFC 8201 §4: a lowered path MTU is tried again this long
+  // after the last lowering (Linux's ip_rt_mtu_expires, 10 minutes), since
+  // the path may have changed; a path still narrow lowers it again (an ICMP
+  // at once, a black hole after black_hole_timeouts). 0: never raised.
+  Duration path_mtu_expiry = std::chrono::minutes(10);
 
   // RFC 5961 §7: challenge ACKs per second at most.
   uint32_t challenge_ack_limit_per_second = 10;

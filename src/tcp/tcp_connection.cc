@@ -103,7 +103,7 @@ bool TcpConnection::on_path_mtu(uint32_t mtu, Wrap32 quoted_seq, Instant now) {
   if (!synchronized() || state_ == TcpState::TimeWait || !sender_.in_flight(quoted_seq)) {
     return false;
   }
-  if (sender_.on_path_mtu(mtu)) {
+  if (sender_.on_path_mtu(mtu, now)) {
     push(now);
   }
   return true;

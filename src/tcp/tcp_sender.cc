@@ -114,8 +114,8 @@ bool TcpSender::on_send_failed(Wrap32 seqno, Instant now) {
   return true;
 }
 
-bool TcpSender::on_path_mtu(uint32_t mtu) {
-  if (!path_mss_.on_path_mtu(state_, mtu)) {
+bool TcpSender::on_path_mtu(uint32_t mtu, Instant now) {
+  if (!path_mss_.on_path_mtu(state_, mtu, now)) {
     return false;
   }
   segmenter_.reserve(state_.smss);
@@ -145,6 +145,9 @@ void TcpSender::push(Instant now, const Transmit& transmit) {
   }
   if (!s.syn_acked()) {
     return;
+  }
+  if (path_mss_.expire(s, now)) {
+    segmenter_.reserve(s.smss);
   }
   const uint64_t prior_nxt = s.snd_nxt;
   if (s.wnd > 0 && send_retransmissions(now, transmit)) {
@@ -377,7 +380,7 @@ void TcpSender::on_rto(Instant now, const Transmit& transmit) {
     s.rtt.backoff();  // RFC 6298 §5.5
   }
   ++s.consecutive_retransmissions;
-  if (path_mss_.on_timeout(s)) {
+  if (path_mss_.on_timeout(s, now)) {
     segmenter_.reserve(s.smss);
   }
   const size_t index = s.board.next_lost().value_or(0);

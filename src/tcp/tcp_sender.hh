@@ -152,8 +152,9 @@ class TcpSender {
   // RFC 1191: the path carries IPv4 datagrams of at most `mtu` bytes (an
   // ICMP fragmentation-needed whose quote checked out). Lowers the MSS; what
   // is in flight and no longer fits is marked lost and goes again, cut to
-  // size, with no congestion response. False if nothing changed.
-  bool on_path_mtu(uint32_t mtu);
+  // size, with no congestion response. False if nothing changed. The limit
+  // is forgotten TcpConfig::path_mtu_expiry later (RFC 1191 §6.3).
+  bool on_path_mtu(uint32_t mtu, Instant now);
   // RFC 5927 §4.1: `seqno` is in [SND.UNA, SND.NXT), so an ICMP error
   // quoting it is about data we have in flight.
   bool in_flight(Wrap32 seqno) const;

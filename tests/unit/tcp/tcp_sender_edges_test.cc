@@ -115,17 +115,54 @@ TEST_F(TcpSenderPathTest, PathMtuOnlyLowersAndResendsWhatDoesNotFit) {
   config.nagle = false;
   establish();
   push_bytes(1800);
-  EXPECT_EQ(drain(), 2u);                   // 1000 + 800
-  EXPECT_FALSE(sender->on_path_mtu(1500));  // more than the MSS already allows
-  EXPECT_TRUE(sender->on_path_mtu(940));    // MSS 900: the first segment no longer fits
+  EXPECT_EQ(drain(), 2u);                        // 1000 + 800
+  EXPECT_FALSE(sender->on_path_mtu(1500, now));  // more than the MSS already allows
+  EXPECT_TRUE(sender->on_path_mtu(940, now));    // MSS 900: the first segment no longer fits
   EXPECT_EQ(sender->max_payload(), 900u);
   push("");
   expect_segment().seqno(1).payload_size(900);
   expect_segment().seqno(901).payload_size(100);
-  expect_nothing_sent();                    // the 800-byte segment fits and stays in flight
-  EXPECT_FALSE(sender->on_path_mtu(1000));  // never raised by an ICMP
+  expect_nothing_sent();                         // the 800-byte segment fits and stays in flight
+  EXPECT_FALSE(sender->on_path_mtu(1000, now));  // never raised by an ICMP
   EXPECT_EQ(sender->stats().path_mtu_updates, 1u);
   EXPECT_EQ(sender->stats().fast_retransmits + sender->stats().rto_expirations, 0u);
+}
+
+// RFC 1191 §6.3: a lowered path MTU is tried again path_mtu_expiry after the
+// last lowering (the route may have changed); a path still narrow lowers it
+// again.
+TEST_F(TcpSenderPathTest, ALoweredPathMtuIsTriedAgainAfterTheExpiry) {
+  config.nagle = false;
+  config.path_mtu_expiry = std::chrono::minutes(10);
+  establish();  // peer MSS 1000
+  push_bytes(1000);
+  drain();
+  EXPECT_TRUE(sender->on_path_mtu(940, now));  // MSS 900
+  drain();
+  ack(1001);
+  now += std::chrono::minutes(10) - std::chrono::milliseconds(1);
+  push_bytes(1000);
+  expect_segment().seqno(1001).payload_size(900);
+  expect_segment().seqno(1901).payload_size(100);
+  ack(2001);
+  now += std::chrono::milliseconds(1);
+  push_bytes(1000);
+  expect_segment().seqno(2001).payload_size(1000);  // full-sized again
+  EXPECT_EQ(sender->stats().path_mtu_raises, 1u);
+  EXPECT_TRUE(sender->on_path_mtu(940, now));  // still narrow: lowered again
+  EXPECT_EQ(sender->max_payload(), 900u);
+}
+
+TEST_F(TcpSenderPathTest, WithoutExpiryALoweredPathMtuStays) {
+  config.nagle = false;
+  config.path_mtu_expiry = Duration::zero();
+  establish();
+  EXPECT_TRUE(sender->on_path_mtu(940, now));
+  now += std::chrono::hours(24);
+  push_bytes(1000);
+  expect_segment().seqno(1).payload_size(900);
+  expect_segment().seqno(901).payload_size(100);
+  EXPECT_EQ(sender->stats().path_mtu_raises, 0u);
 }
 
 }  // namespace
