@@ -6,42 +6,66 @@
 
 namespace tinytcp::net {
 
-// The lookup walk, shared by the POPCNT and the portable copy.
+// The lookup walk, shared by the POPCNT and the portable copy. The loop runs
+// at most kBits / 8 - 3 times (once for IPv4, 13 times for IPv6): below the
+// last node level there are no children to test.
+template <typename K>
 struct TrieLookup {
-  __attribute__((always_inline)) static inline uint32_t find(const RouteTrie& t, uint32_t a) {
-    using Group = RouteTrie::Group;
-    const uint32_t e = t.level1_[a >> 16];
-    if ((e & RouteTrie::kNodeBit) == 0) {
+  using Trie = BasicRouteTrie<K>;
+  __attribute__((always_inline)) static inline uint32_t find(const Trie& t, typename K::Param a) {
+    using Group = typename Trie::Group;
+    const uint32_t e = t.level1_[K::top16(a)];
+    if ((e & Trie::kNodeBit) == 0) {
       return e;
     }
-    uint32_t s = (a >> 8) & 0xff;
-    const Group* g = &t.groups_[((e & ~RouteTrie::kNodeBit) << 2) | (s >> 6)];
+    uint32_t s = K::byte_at(a, 16);
+    const Group* g = &t.groups_[((e & ~Trie::kNodeBit) << 2) | (s >> 6)];
     uint64_t bit = uint64_t{1} << (s & 63);
-    if ((g->children & bit) != 0) {
+    for (unsigned depth = 24; depth < K::kBits; depth += 8) {
+      if ((g->children & bit) == 0) {
+        break;
+      }
       const uint32_t child =
           g->child_base + static_cast<uint32_t>(__builtin_popcountll(g->children & (bit - 1)));
-      s = a & 0xff;
+      s = K::byte_at(a, depth);
       g = &t.groups_[(child << 2) | (s >> 6)];
       bit = uint64_t{1} << (s & 63);
     }
     const auto rank = static_cast<uint32_t>(__builtin_popcountll(g->runs & ((bit << 1) - 1))) - 1;
     const uint32_t first = g->leaf[0];
-    if ((first & RouteTrie::kExternalLeaves) == 0) {
+    if ((first & Trie::kExternalLeaves) == 0) {
       return g->leaf[rank];
     }
-    return t.leaves_[(first & ~RouteTrie::kExternalLeaves) + rank];
+    return t.leaves_[(first & ~Trie::kExternalLeaves) + rank];
   }
 };
 
-__attribute__((target("popcnt"))) uint32_t RouteTrie::find_leaf_popcnt(uint32_t a) const {
-  return TrieLookup::find(*this, a);
+// Explicit specializations, not a template: GCC drops a target attribute on
+// a member template's definition, and the popcounts become library calls.
+template <>
+__attribute__((target("popcnt"))) uint32_t BasicRouteTrie<Ipv4TrieKey>::find_leaf_popcnt(
+    Param a) const {
+  return TrieLookup<Ipv4TrieKey>::find(*this, a);
 }
 
-uint32_t RouteTrie::find_leaf_generic(uint32_t a) const {
-  return TrieLookup::find(*this, a);
+template <>
+uint32_t BasicRouteTrie<Ipv4TrieKey>::find_leaf_generic(Param a) const {
+  return TrieLookup<Ipv4TrieKey>::find(*this, a);
 }
 
-RouteTrie::RouteTrie()
+template <>
+__attribute__((target("popcnt"))) uint32_t BasicRouteTrie<Ipv6TrieKey>::find_leaf_popcnt(
+    Param a) const {
+  return TrieLookup<Ipv6TrieKey>::find(*this, a);
+}
+
+template <>
+uint32_t BasicRouteTrie<Ipv6TrieKey>::find_leaf_generic(Param a) const {
+  return TrieLookup<Ipv6TrieKey>::find(*this, a);
+}
+
+template <typename K>
+BasicRouteTrie<K>::BasicRouteTrie()
     : block_ids_(kBlocks),
       level1_(kBlocks, 0),
       short_best_(kBlocks, 0),
@@ -51,11 +75,13 @@ RouteTrie::RouteTrie()
   has_popcnt_ = __builtin_cpu_supports("popcnt") != 0;
 }
 
-std::vector<uint32_t>& RouteTrie::list_for(const Route& r) {
-  return r.prefix_length <= 16 ? short_ids_ : block_ids_[r.prefix.value >> 16];
+template <typename K>
+std::vector<uint32_t>& BasicRouteTrie<K>::list_for(const RouteType& r) {
+  return r.prefix_length <= 16 ? short_ids_ : block_ids_[K::top16(r.prefix)];
 }
 
-void RouteTrie::mark_block(uint32_t block) {
+template <typename K>
+void BasicRouteTrie<K>::mark_block(uint32_t block) {
   dirty_ = true;
   if (!block_dirty_[block]) {
     block_dirty_[block] = true;
@@ -63,13 +89,14 @@ void RouteTrie::mark_block(uint32_t block) {
   }
 }
 
-bool RouteTrie::add(const Route& route) {
-  if (route.prefix_length > 32) {
+template <typename K>
+bool BasicRouteTrie<K>::add(const RouteType& route) {
+  if (route.prefix_length > K::kBits) {
     return false;
   }
-  Route r = route;
-  r.prefix.value &= wire::prefix_mask(r.prefix_length);
-  const auto [it, inserted] = by_key_.try_emplace(key(r.prefix.value, r.prefix_length), 0);
+  RouteType r = route;
+  r.prefix = K::masked(r.prefix, r.prefix_length);
+  const auto [it, inserted] = by_key_.try_emplace(K::map_key(r.prefix, r.prefix_length), 0);
   if (inserted) {
     uint32_t id;
     if (!free_ids_.empty()) {
@@ -91,17 +118,18 @@ bool RouteTrie::add(const Route& route) {
     short_dirty_ = true;
     dirty_ = true;
   } else {
-    mark_block(r.prefix.value >> 16);
+    mark_block(K::top16(r.prefix));
   }
   return true;
 }
 
-bool RouteTrie::remove(wire::Ipv4Address prefix, uint8_t prefix_length) {
-  if (prefix_length > 32) {
+template <typename K>
+bool BasicRouteTrie<K>::remove(Param prefix_in, uint8_t prefix_length) {
+  if (prefix_length > K::kBits) {
     return false;
   }
-  prefix.value &= wire::prefix_mask(prefix_length);
-  const auto it = by_key_.find(key(prefix.value, prefix_length));
+  const Address prefix = K::masked(prefix_in, prefix_length);
+  const auto it = by_key_.find(K::map_key(prefix, prefix_length));
   if (it == by_key_.end()) {
     return false;
   }
@@ -120,12 +148,13 @@ bool RouteTrie::remove(wire::Ipv4Address prefix, uint8_t prefix_length) {
     short_dirty_ = true;
     dirty_ = true;
   } else {
-    mark_block(prefix.value >> 16);
+    mark_block(K::top16(prefix));
   }
   return true;
 }
 
-void RouteTrie::rebuild_short_table() {
+template <typename K>
+void BasicRouteTrie<K>::rebuild_short_table() {
   std::vector<uint32_t> best(kBlocks, 0);
   // Paint shorter prefixes first so longer ones overwrite them.
   std::vector<uint32_t> ids = short_ids_;
@@ -133,8 +162,8 @@ void RouteTrie::rebuild_short_table() {
     return slots_[a].route.prefix_length < slots_[b].route.prefix_length;
   });
   for (const uint32_t id : ids) {
-    const Route& r = slots_[id].route;
-    const uint32_t first = r.prefix.value >> 16;
+    const RouteType& r = slots_[id].route;
+    const uint32_t first = K::top16(r.prefix);
     const uint32_t count = 1u << (16 - r.prefix_length);
     std::fill(best.begin() + first, best.begin() + first + count, id + 1);
   }
@@ -147,8 +176,9 @@ void RouteTrie::rebuild_short_table() {
   short_dirty_ = false;
 }
 
-void RouteTrie::emit_node(uint32_t node, const uint32_t* leaf, const bool* child,
-                          uint32_t child_base) {
+template <typename K>
+void BasicRouteTrie<K>::emit_node(uint32_t node, const uint32_t* leaf, const bool* child,
+                                  uint32_t child_base) {
   for (uint32_t g = 0; g < 4; ++g) {
     Group& group = groups_[(node << 2) | g];
     group = Group{};
@@ -182,7 +212,8 @@ void RouteTrie::emit_node(uint32_t node, const uint32_t* leaf, const bool* child
   }
 }
 
-void RouteTrie::compile_block(uint32_t block) {
+template <typename K>
+void BasicRouteTrie<K>::compile_block(uint32_t block) {
   Extent& extent = extents_[block];
   garbage_nodes_ += extent.nodes;
   garbage_leaves_ += extent.leaves;
@@ -193,65 +224,73 @@ void RouteTrie::compile_block(uint32_t block) {
     level1_[block] = inherited;
     return;
   }
-  // By (slot of level 2, length): level-2 painting wants lengths ascending;
-  // level-3 painting wants each slot's routes together, lengths ascending.
+  // Painting wants lengths ascending, so longer prefixes overwrite shorter.
   std::sort(ids.begin(), ids.end(), [this](uint32_t a, uint32_t b) {
-    const Route& x = slots_[a].route;
-    const Route& y = slots_[b].route;
-    return x.prefix_length < y.prefix_length;
+    return slots_[a].route.prefix_length < slots_[b].route.prefix_length;
   });
-  std::array<uint32_t, 256> leaf2;
-  std::array<bool, 256> child2{};
-  leaf2.fill(inherited);
-  std::vector<uint32_t> deep;  // length > 24, still in ascending length
-  for (const uint32_t id : ids) {
-    const Route& r = slots_[id].route;
-    const uint32_t slot = (r.prefix.value >> 8) & 0xff;
-    if (r.prefix_length <= 24) {
-      const uint32_t count = 1u << (24 - r.prefix_length);
-      std::fill(leaf2.begin() + slot, leaf2.begin() + slot + count, id + 1);
-    } else {
-      child2[slot] = true;
-      deep.push_back(id);
-    }
-  }
-  std::stable_sort(deep.begin(), deep.end(), [this](uint32_t a, uint32_t b) {
-    return ((slots_[a].route.prefix.value >> 8) & 0xff) <
-           ((slots_[b].route.prefix.value >> 8) & 0xff);
-  });
-  uint32_t children = 0;
-  for (const bool c : child2) {
-    children += c ? 1 : 0;
-  }
-  const uint32_t node = static_cast<uint32_t>(groups_.size() / 4);
+  const auto node = static_cast<uint32_t>(groups_.size() / 4);
   const size_t leaves_before = leaves_.size();
-  groups_.resize(groups_.size() + 4 * size_t{1 + children});
-  emit_node(node, leaf2.data(), child2.data(), node + 1);
-  std::array<uint32_t, 256> leaf3;
-  const std::array<bool, 256> no_children{};
-  uint32_t child = node + 1;
-  size_t d = 0;
-  for (uint32_t slot = 0; slot < 256; ++slot) {
-    if (!child2[slot]) {
-      continue;
-    }
-    leaf3.fill(leaf2[slot]);
-    for (; d < deep.size() && ((slots_[deep[d]].route.prefix.value >> 8) & 0xff) == slot; ++d) {
-      const Route& r = slots_[deep[d]].route;
-      const uint32_t first = r.prefix.value & 0xff;
-      const uint32_t count = 1u << (32 - r.prefix_length);
-      std::fill(leaf3.begin() + first, leaf3.begin() + first + count, deep[d] + 1);
-    }
-    emit_node(child, leaf3.data(), no_children.data(), 0);
-    ++child;
-  }
-  TINYTCP_DCHECK(d == deep.size());
-  extent.nodes = 1 + children;
+  groups_.resize(groups_.size() + 4);
+  build_node(node, 16, ids, inherited);
+  extent.nodes = static_cast<uint32_t>(groups_.size() / 4 - node);
   extent.leaves = static_cast<uint32_t>(leaves_.size() - leaves_before);
   level1_[block] = kNodeBit | node;
 }
 
-void RouteTrie::commit() {
+template <typename K>
+void BasicRouteTrie<K>::build_node(uint32_t node, unsigned depth, const std::vector<uint32_t>& ids,
+                                   uint32_t inherited) {
+  std::array<uint32_t, 256> leaf;
+  std::array<bool, 256> child{};
+  leaf.fill(inherited);
+  std::vector<uint32_t> deep;  // longer than depth + 8, still in ascending length
+  for (const uint32_t id : ids) {
+    const RouteType& r = slots_[id].route;
+    const uint32_t slot = K::byte_at(r.prefix, depth);
+    if (r.prefix_length <= depth + 8) {
+      const uint32_t count = 1u << (depth + 8 - r.prefix_length);
+      std::fill(leaf.begin() + slot, leaf.begin() + slot + count, id + 1);
+    } else {
+      child[slot] = true;
+      deep.push_back(id);
+    }
+  }
+  // Each child's routes together, lengths still ascending within it.
+  std::stable_sort(deep.begin(), deep.end(), [this, depth](uint32_t a, uint32_t b) {
+    return K::byte_at(slots_[a].route.prefix, depth) < K::byte_at(slots_[b].route.prefix, depth);
+  });
+  if (deep.empty()) {  // most nodes, and every one of the last level
+    emit_node(node, leaf.data(), child.data(), 0);
+    return;
+  }
+  uint32_t children = 0;
+  for (const bool c : child) {
+    children += c ? 1 : 0;
+  }
+  // A node's children are contiguous: allocate them all before filling any,
+  // since each child allocates its own children after them.
+  const auto base = static_cast<uint32_t>(groups_.size() / 4);
+  groups_.resize(groups_.size() + 4 * size_t{children});
+  emit_node(node, leaf.data(), child.data(), base);
+  std::vector<uint32_t> below;
+  uint32_t next = base;
+  size_t d = 0;
+  for (uint32_t slot = 0; slot < 256; ++slot) {
+    if (!child[slot]) {
+      continue;
+    }
+    below.clear();
+    for (; d < deep.size() && K::byte_at(slots_[deep[d]].route.prefix, depth) == slot; ++d) {
+      below.push_back(deep[d]);
+    }
+    build_node(next, depth + 8, below, leaf[slot]);
+    ++next;
+  }
+  TINYTCP_DCHECK(d == deep.size());
+}
+
+template <typename K>
+void BasicRouteTrie<K>::commit() {
   if (short_dirty_) {
     rebuild_short_table();
   }
@@ -277,9 +316,13 @@ void RouteTrie::commit() {
   dirty_ = false;
 }
 
-size_t RouteTrie::compiled_bytes() const {
+template <typename K>
+size_t BasicRouteTrie<K>::compiled_bytes() const {
   return level1_.size() * sizeof(uint32_t) + groups_.size() * sizeof(Group) +
          leaves_.size() * sizeof(uint32_t);
 }
+
+template class BasicRouteTrie<Ipv4TrieKey>;
+template class BasicRouteTrie<Ipv6TrieKey>;
 
 }  // namespace tinytcp::net
