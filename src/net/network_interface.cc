@@ -22,7 +22,7 @@ const char* to_string(InterfaceDrop d) {
     case InterfaceDrop::NotForUs:
       return "frame not for our MAC";
     case InterfaceDrop::UnknownEtherType:
-      return "EtherType neither IPv4 nor ARP";
+      return "EtherType neither IPv4 nor ARP (nor IPv6 when on)";
     case InterfaceDrop::NoUpperLayer:
       return "IPv4 datagram but no datagram sink";
     case InterfaceDrop::ArpNotForUs:
@@ -43,7 +43,7 @@ const char* to_string(InterfaceDrop d) {
   return "?";
 }
 
-NetworkInterface::NetworkInterface(const NetworkInterfaceConfig& config, FrameSink& out)
+NetworkInterface::NetworkInterface(const NetworkInterfaceConfig& config, FrameSink& out, Rng* rng)
     : config_(config),
       out_(out),
       arp_(config.arp),
@@ -60,6 +60,12 @@ NetworkInterface::NetworkInterface(const NetworkInterfaceConfig& config, FrameSi
             w);
   TINYTCP_CHECK(w.ok() && w.size() == request_template_.size());
   TINYTCP_CHECK(config_.mtu >= 68);  // RFC 791: every host must take 68 bytes
+  if (config_.ipv6) {
+    TINYTCP_CHECK(rng != nullptr);
+    nd_.emplace(NeighborDiscoveryConfig{config_.mac, *config_.ipv6, config_.mtu, config_.ndp,
+                                        config_.dad_transmits},
+                out_, *rng);
+  }
 }
 
 void NetworkInterface::drop(InterfaceDrop why) {
@@ -72,6 +78,9 @@ void NetworkInterface::start(Instant now) {
   // RFC 5227 §2.3: an ARP announcement is a request with sender and target
   // address both ours, target MAC zero, broadcast.
   send_arp(ArpOpcode::kRequest, MacAddress::broadcast(), MacAddress{}, config_.ip);
+  if (nd_) {
+    nd_->start(now);
+  }
 }
 
 void NetworkInterface::send_ipv4_frame(const MacAddress& dst, std::string_view head,
@@ -115,6 +124,20 @@ void NetworkInterface::send_datagram(std::string_view head, std::string_view tai
       break;
   }
   enqueue(head, tail, next_hop, now);
+}
+
+void NetworkInterface::send_ipv6_datagram(std::string_view datagram,
+                                          const wire::Ipv6Address& next_hop, Instant now) {
+  if (!nd_) {
+    drop(InterfaceDrop::UnknownEtherType);
+    return;
+  }
+  if (datagram.size() > config_.mtu) {
+    drop(InterfaceDrop::DatagramTooBig);
+    return;
+  }
+  ++stats_.datagrams_sent;
+  nd_->send(datagram, next_hop, now);
 }
 
 void NetworkInterface::evict_pending_head(InterfaceDrop why) {
@@ -198,13 +221,22 @@ void NetworkInterface::tick(Instant now) {
   while (pending_count_ > 0 && pending_[pending_head_].queued_at + config_.pending_timeout <= now) {
     evict_pending_head(InterfaceDrop::PendingTimeout);
   }
+  if (nd_) {
+    nd_->tick(now);
+  }
 }
 
 std::optional<Instant> NetworkInterface::next_deadline() const {
-  if (pending_count_ == 0) {
-    return std::nullopt;
+  std::optional<Instant> deadline;
+  if (pending_count_ > 0) {
+    deadline = pending_[pending_head_].queued_at + config_.pending_timeout;
   }
-  return pending_[pending_head_].queued_at + config_.pending_timeout;
+  if (nd_) {
+    if (const auto nd = nd_->next_deadline(); nd && (!deadline || *nd < *deadline)) {
+      deadline = nd;
+    }
+  }
+  return deadline;
 }
 
 void NetworkInterface::send_arp_request(Ipv4Address target) {
@@ -245,7 +277,9 @@ void NetworkInterface::receive_frame(std::string_view frame, Instant now) {
     SPDLOG_DEBUG("interface {}: drop ethernet: {}", config_.ip, to_string(eth.error()));
     return;
   }
-  if (eth->header.dst != config_.mac && !eth->header.dst.is_broadcast()) {
+  if (eth->header.dst != config_.mac && !eth->header.dst.is_broadcast() &&
+      !(nd_ && eth->header.type == static_cast<uint16_t>(EtherType::kIpv6) &&
+        nd_->accepts_multicast(eth->header.dst))) {
     drop(InterfaceDrop::NotForUs);
     return;
   }
@@ -261,10 +295,30 @@ void NetworkInterface::receive_frame(std::string_view frame, Instant now) {
     case static_cast<uint16_t>(EtherType::kArp):
       handle_arp(eth->payload, now);
       return;
+    case static_cast<uint16_t>(EtherType::kIpv6):
+      if (!nd_) {
+        drop(InterfaceDrop::UnknownEtherType);
+        return;
+      }
+      handle_ipv6(eth->payload, now);
+      return;
     default:
       drop(InterfaceDrop::UnknownEtherType);
       return;
   }
+}
+
+void NetworkInterface::handle_ipv6(std::string_view payload, Instant now) {
+  const auto datagram = nd_->receive(payload, now);
+  if (!datagram) {
+    return;
+  }
+  if (up_ == nullptr) {
+    nd_->count(NeighborDiscoveryDrop::NoUpperLayer);
+    return;
+  }
+  ++stats_.datagrams_delivered;
+  up_->on_datagram(*datagram, index_, now);
 }
 
 void NetworkInterface::handle_arp(std::string_view payload, Instant now) {

@@ -19,6 +19,13 @@
 // Frames are built in one buffer owned by the interface: sending allocates
 // nothing. Frames are not padded to the 60-byte Ethernet minimum; the device
 // below (TAP) does that.
+//
+// IPv6 (issue 20) is on when the config names an IPv6 address: then the
+// interface also takes EtherType 0x86dd frames sent to our MAC, broadcast, the
+// all-nodes group or our solicited-node group, and its NeighborDiscovery
+// (net/neighbor_discovery.hh) answers neighbor solicitations, resolves IPv6
+// next hops with the NdpCache and detects a duplicate of our address. With no
+// IPv6 address, IPv6 frames are dropped as before and nothing else changes.
 
 #include <array>
 #include <cstddef>
@@ -30,11 +37,15 @@
 #include "net/arp_cache.hh"
 #include "net/datagram_sink.hh"
 #include "net/frame_sink.hh"
+#include "net/ndp_cache.hh"
+#include "net/neighbor_discovery.hh"
 #include "util/counters.hh"
+#include "util/random.hh"
 #include "util/time.hh"
 #include "wire/arp.hh"
 #include "wire/ethernet.hh"
 #include "wire/ipv4.hh"
+#include "wire/ipv6.hh"
 
 namespace tinytcp::net {
 
@@ -46,12 +57,17 @@ struct NetworkInterfaceConfig {
   size_t pending_datagrams = 256;     // waiting for ARP, all next hops together
   size_t pending_bytes = 256 * 1024;  // their bytes; at least the MTU
   Duration pending_timeout = std::chrono::seconds(5);
+  // IPv6: on when set (the MTU must then be at least 1280, and the owner
+  // gives the constructor an Rng).
+  std::optional<wire::Ipv6Address> ipv6;
+  NdpCache::Config ndp;  // reachable_time is BaseReachableTime
+  unsigned dad_transmits = 1;
 };
 
 // Why the interface dropped something (one counter each).
 enum class InterfaceDrop {
   NotForUs,              // destination MAC neither ours nor broadcast
-  UnknownEtherType,      // neither IPv4 nor ARP
+  UnknownEtherType,      // neither IPv4 nor ARP (nor IPv6, when it is on)
   NoUpperLayer,          // IPv4 arrived but no DatagramSink is set
   ArpNotForUs,           // ARP whose target address is not ours
   ArpFromInvalidSender,  // sender address ours, zero, broadcast or multicast
@@ -79,7 +95,8 @@ struct NetworkInterfaceStats {
 
 class NetworkInterface {
  public:
-  NetworkInterface(const NetworkInterfaceConfig& config, FrameSink& out);
+  // `rng` (needed when config.ipv6 is set) draws the IPv6 ReachableTime.
+  NetworkInterface(const NetworkInterfaceConfig& config, FrameSink& out, Rng* rng = nullptr);
   NetworkInterface(const NetworkInterface&) = delete;
   NetworkInterface& operator=(const NetworkInterface&) = delete;
 
@@ -89,7 +106,8 @@ class NetworkInterface {
     index_ = interface_index;
   }
 
-  // Announces our address (gratuitous ARP request).
+  // Announces our address (gratuitous ARP request) and starts duplicate
+  // address detection of our IPv6 address.
   void start(Instant now);
 
   // Sends `datagram` (a whole IPv4 datagram) towards `next_hop`.
@@ -101,14 +119,20 @@ class NetworkInterface {
   void send_datagram(std::string_view head, std::string_view tail, wire::Ipv4Address next_hop,
                      Instant now);
 
+  // Sends `datagram` (a whole IPv6 datagram) towards `next_hop` (a neighbor
+  // or a multicast group). Dropped and counted when IPv6 is off.
+  void send_ipv6_datagram(std::string_view datagram, const wire::Ipv6Address& next_hop,
+                          Instant now);
+
   void receive_frame(std::string_view frame, Instant now);
 
   // A hint that a datagram for `next_hop` is coming: see ArpCache::prefetch.
   void prefetch_next_hop(wire::Ipv4Address next_hop) const { arp_.prefetch(next_hop); }
 
-  // Drops datagrams that waited too long for ARP.
+  // Drops datagrams that waited too long for ARP; runs the IPv6 timers.
   void tick(Instant now);
-  // When tick() next has work: the oldest waiting datagram's timeout.
+  // When tick() next has work: the oldest waiting datagram's timeout, or an
+  // IPv6 neighbor or DAD timer.
   std::optional<Instant> next_deadline() const;
 
   const NetworkInterfaceConfig& config() const { return config_; }
@@ -118,6 +142,9 @@ class NetworkInterface {
   const NetworkInterfaceStats& stats() const { return stats_; }
   const ArpCache& arp_cache() const { return arp_; }
   size_t pending_datagrams() const { return pending_live_; }
+  // The IPv6 side; null when IPv6 is off.
+  const NeighborDiscovery* neighbor_discovery() const { return nd_ ? &*nd_ : nullptr; }
+  NeighborDiscovery* neighbor_discovery() { return nd_ ? &*nd_ : nullptr; }
 
  private:
   struct Pending {
@@ -129,6 +156,7 @@ class NetworkInterface {
   };
 
   void drop(InterfaceDrop why);
+  void handle_ipv6(std::string_view payload, Instant now);
   void handle_arp(std::string_view payload, Instant now);
   void send_arp(wire::ArpOpcode opcode, const wire::MacAddress& dst_mac,
                 const wire::MacAddress& target_mac, wire::Ipv4Address target_ip);
@@ -159,6 +187,7 @@ class NetworkInterface {
   size_t pending_count_ = 0;  // ring occupancy, live or not
   size_t pending_live_ = 0;
   size_t pending_write_ = 0;  // where the next datagram's bytes go
+  std::optional<NeighborDiscovery> nd_;
   NetworkInterfaceStats stats_;
 };
 

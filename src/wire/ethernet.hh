@@ -35,7 +35,7 @@ struct MacAddress {
   friend bool operator!=(const MacAddress& a, const MacAddress& b) { return a.bytes != b.bytes; }
 };
 
-enum class EtherType : uint16_t { kIpv4 = 0x0800, kArp = 0x0806 };
+enum class EtherType : uint16_t { kIpv4 = 0x0800, kArp = 0x0806, kIpv6 = 0x86dd };
 
 struct EthernetHeader {
   static constexpr size_t kSize = 14;

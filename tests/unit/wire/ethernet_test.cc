@@ -37,6 +37,14 @@ TEST(EthernetTest, SerializesGoldenBytes) {
   EXPECT_EQ(serialize_frame({kDst, kSrc, 0x0806}, from_hex("aabbcc")), kGolden);
 }
 
+TEST(EthernetTest, ParsesIpv6EtherType) {
+  // RFC 2464 §3: IPv6 over Ethernet is EtherType 0x86dd.
+  const auto f = parse_ethernet(from_hex("333300000001 020000000001 86dd 60"));
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->header.type, static_cast<uint16_t>(EtherType::kIpv6));
+  EXPECT_EQ(static_cast<uint16_t>(EtherType::kIpv6), 0x86dd);
+}
+
 TEST(EthernetTest, RoundTrips) {
   const EthernetHeader h{MacAddress::broadcast(), kSrc, 0x0800};
   const auto bytes = serialize_frame(h, "payload");
