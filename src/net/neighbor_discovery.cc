@@ -11,7 +11,6 @@
 
 namespace tinytcp::net {
 
-using wire::Icmpv6Message;
 using wire::Ipv6Address;
 using wire::Ipv6Header;
 using wire::MacAddress;
@@ -20,7 +19,7 @@ using wire::NeighborSolicitation;
 namespace icmpv6 = wire::icmpv6;
 
 namespace {
-const Ipv6Address kAllNodes = Ipv6Address::from_groups({0xff02, 0, 0, 0, 0, 0, 0, 1});
+constexpr Ipv6Address kAllNodes = Ipv6Address::from_groups({0xff02, 0, 0, 0, 0, 0, 0, 1});
 // RFC 4861 §10: MIN_RANDOM_FACTOR and MAX_RANDOM_FACTOR.
 constexpr double kMinRandomFactor = 0.5;
 constexpr double kMaxRandomFactor = 1.5;
@@ -152,6 +151,7 @@ void NeighborDiscovery::send_solicitation(const Ipv6Address& target, const MacAd
 
 void NeighborDiscovery::on_unreachable(const Ipv6Address& target, std::string_view packet) {
   ++stats_.unreachable;
+  static_cast<void>(target);  // when SPDLOG_DEBUG compiles to nothing
   SPDLOG_DEBUG("nd {}: {} unreachable", config_.ip, target);
   if (unreachable_) {
     unreachable_(packet);

@@ -64,20 +64,22 @@ class BasicRouteTrie : public K::Base {
   BasicRouteTrie();
 
   // Adds the route, replacing one with the same prefix and length; host bits
-  // are cleared. False if the prefix length is over K::kBits.
-  bool add(const RouteType& route);
+  // are cleared. False if the prefix length is over K::kBits. (For IPv4 these
+  // four override RouteTable's, which `override` cannot say in a template
+  // whose IPv6 base has no virtual functions.)
+  bool add(const RouteType& route);  // NOLINT(modernize-use-override)
   // Removes the route for exactly this prefix and length; false if absent.
-  bool remove(Param prefix, uint8_t prefix_length);
+  bool remove(Param prefix, uint8_t prefix_length);  // NOLINT(modernize-use-override)
   // The route with the longest prefix that matches `dst`, or nullptr; valid
   // until the next add() or remove().
-  const RouteType* lookup(Param dst) {
+  const RouteType* lookup(Param dst) {  // NOLINT(modernize-use-override)
     if (dirty_) {
       commit();
     }
     const uint32_t leaf = find_leaf(dst);
     return leaf == 0 ? nullptr : &slots_[leaf - 1].route;
   }
-  size_t size() const { return size_; }
+  size_t size() const { return size_; }  // NOLINT(modernize-use-override)
 
   // Recompiles what add() and remove() changed (lookup does it on demand).
   void commit();
