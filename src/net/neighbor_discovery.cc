@@ -53,6 +53,8 @@ const char* to_string(NeighborDiscoveryDrop d) {
       return "address resolution of our tentative address";
     case NeighborDiscoveryDrop::NoUpperLayer:
       return "IPv6 datagram but no datagram sink";
+    case NeighborDiscoveryDrop::NoAddressToSolicitFrom:
+      return "no neighbor solicitation from a tentative or duplicate address";
     case NeighborDiscoveryDrop::kCount:
       break;
   }
@@ -138,6 +140,12 @@ std::string_view NeighborDiscovery::build_solicitation(const Ipv6Address& src,
 }
 
 void NeighborDiscovery::send_solicitation(const Ipv6Address& target, const MacAddress* unicast_to) {
+  if (state_ != AddressState::Preferred) {
+    // RFC 4862 §5.4: a tentative address is the source of nothing. The
+    // cache retransmits, and gives up as if unanswered.
+    count(NeighborDiscoveryDrop::NoAddressToSolicitFrom);
+    return;
+  }
   ++stats_.solicitations_sent;
   // §7.2.2: from our address, with our MAC (§4.3: a must for multicast).
   if (unicast_to == nullptr) {

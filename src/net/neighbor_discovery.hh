@@ -74,6 +74,7 @@ enum class NeighborDiscoveryDrop {
   ToTentativeAddress,       // RFC 4862 §5.4: a datagram to our address before DAD ends
   SolicitationToTentative,  // RFC 4862 §5.4.3: address resolution of a tentative address
   NoUpperLayer,             // a datagram arrived but no DatagramSink is set
+  NoAddressToSolicitFrom,   // RFC 4862 §5.4: no NS from a tentative or duplicate address
   kCount
 };
 const char* to_string(NeighborDiscoveryDrop d);

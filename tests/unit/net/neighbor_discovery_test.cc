@@ -430,6 +430,17 @@ TEST_F(DuplicateAddressDetectionTest, TentativeAddressAnswersNothing) {
   EXPECT_EQ(up_.datagrams.size(), 1u);
 }
 
+TEST_F(DuplicateAddressDetectionTest, NoSolicitationFromATentativeAddress) {
+  pop_frame();  // the probe
+  // RFC 4862 §5.4: a tentative address is no source, not even of an NS.
+  send(udp6("fd00::1", "fd00::2"), "fd00::2");
+  expect_no_frame();
+  EXPECT_EQ(stats().drops[NeighborDiscoveryDrop::NoAddressToSolicitFrom], 1u);
+  advance(1s);  // preferred now; the cache's retransmission goes out
+  EXPECT_EQ(nd().address_state(), AddressState::Preferred);
+  expect_frame(kGoldenNs);
+}
+
 TEST_F(DuplicateAddressDetectionTest, ConflictingAdvertisementMarksTheAddressDuplicate) {
   pop_frame();
   receive(kAllNodesMac, ndp_datagram("fd00::1", "ff02::1", na("fd00::1", false, true)));
