@@ -14,6 +14,7 @@ void TailLossProbe::arm(Instant now, const RttEstimator& rtt, bool one_segment,
       pto += max_ack_delay;
     }
   }
+  pto = std::max(pto, kMinTimeout);
   pto_deadline_ = std::min(now + pto, rto_deadline);
 }
 

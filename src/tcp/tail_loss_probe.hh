@@ -10,6 +10,7 @@
 // It keeps the timer and the episode; the TcpSender decides whether a probe
 // is allowed (§7.2) and sends it.
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 
@@ -20,11 +21,17 @@ namespace tinytcp::tcp {
 
 class TailLossProbe {
  public:
+  // The least PTO. §7.2 gives 2 SRTT and no floor, but an SRTT of zero (or
+  // of microseconds, on a TUN device or loopback) would probe at once, before
+  // the peer could answer, again and again; Linux adds TCP_TIMEOUT_MIN (2 ms).
+  static constexpr Duration kMinTimeout = std::chrono::milliseconds(2);
+
   std::optional<Instant> deadline() const { return pto_deadline_; }
   void cancel() { pto_deadline_.reset(); }
   // §7.2 TLP_calc_PTO: 2 SRTT, plus the peer's delayed ACK (`max_ack_delay`)
   // when one segment alone is in flight and cannot elicit an immediate ACK
-  // (1 s before any RTT sample); never after `rto_deadline`.
+  // (1 s before any RTT sample); never less than kMinTimeout, never after
+  // `rto_deadline`.
   void arm(Instant now, const RttEstimator& rtt, bool one_segment, Duration max_ack_delay,
            Instant rto_deadline);
   // A probe went out: TLP.end_seq is SND.NXT now; `retransmission`: it was

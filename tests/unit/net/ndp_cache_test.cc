@@ -23,7 +23,6 @@ const Ipv6Address kA = addr("fe80::a");
 const Ipv6Address kB = addr("fe80::b");
 const MacAddress kMacA{{0x02, 0, 0, 0, 0, 0x0a}};
 const MacAddress kMacA2{{0x02, 0, 0, 0, 0, 0xaa}};
-const MacAddress kMacB{{0x02, 0, 0, 0, 0, 0x0b}};
 
 class RecordingOutput : public NdpCache::Output {
  public:

@@ -4,6 +4,7 @@
 
 #include <limits>
 
+#include "tcp/tail_loss_probe.hh"
 #include "unit/tcp/sender_harness.hh"
 #include "util/random.hh"
 
@@ -902,6 +903,35 @@ TEST_F(RackTlpTest, TailLossProbeFiresAtTwoSrttAndItsSackStartsRecovery) {
   EXPECT_FALSE(sender->state().tlp_outstanding);
   EXPECT_EQ(sender->stats().rto_expirations, 0u);
   expect_stats(1, 0, 1, 0);
+}
+
+TEST_F(RackTlpTest, ProbeTimeoutHasAFloorWhenTheRttIsTiny) {
+  // A 10 us round trip (a TUN device, loopback): 2 SRTT is 20 us, less than
+  // the peer needs to answer; the probe waits TailLossProbe::kMinTimeout.
+  constexpr Duration kTinyRtt = 10us;
+  auto peer = default_peer();
+  peer.sack = true;
+  make();
+  sender->push(now, sink());
+  expect_segment().syn().seqno(0);
+  sender->set_peer_options(peer);
+  now += kTinyRtt;
+  ASSERT_EQ(syn_ack(), AckResult::Advanced);
+  push_bytes(1000);
+  expect_segment().seqno(1);
+  now += kTinyRtt;
+  ack(1001);
+  ASSERT_EQ(sender->state().srtt, kTinyRtt);
+  push_bytes(3000);
+  ASSERT_EQ(drain(), 3u);
+  now += kTinyRtt;
+  ack(2001);  // 2001 and 3001 lost at the tail
+  EXPECT_EQ(sender->next_deadline(), now + TailLossProbe::kMinTimeout);
+  tick(TailLossProbe::kMinTimeout - 1ns);
+  expect_nothing_sent();
+  tick(1ns);
+  expect_segment().seqno(3001).payload_size(1000);
+  expect_nothing_sent();
 }
 
 TEST_F(RackTlpTest, TailLossProbeSendsNewDataWhenThereIsSome) {
