@@ -19,6 +19,9 @@ struct FourTuple {
   wire::Ipv4Address remote_ip;
   uint16_t remote_port = 0;
 
+  // The same connection seen from the other end.
+  FourTuple reversed() const { return {remote_ip, remote_port, local_ip, local_port}; }
+
   friend bool operator==(const FourTuple& a, const FourTuple& b) {
     return a.local_ip == b.local_ip && a.local_port == b.local_port && a.remote_ip == b.remote_ip &&
            a.remote_port == b.remote_port;

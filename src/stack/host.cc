@@ -372,9 +372,7 @@ void Host::on_send_failed(std::string_view datagram, Instant now) {
     return;  // not TCP: ICMP, or nothing to resend
   }
   // We wrote it: its source is our side.
-  const FourTuple& t = parsed->tuple;
-  const FourTuple ours{t.remote_ip, t.remote_port, t.local_ip, t.local_port};
-  const auto id = sockets_.connection(ours);
+  const auto id = sockets_.connection(parsed->tuple.reversed());
   if (!id) {
     return;
   }
@@ -383,18 +381,6 @@ void Host::on_send_failed(std::string_view datagram, Instant now) {
     ++stats_.send_failures_resent;
     timers_.schedule(*s, s->conn->next_deadline());
   }
-}
-
-size_t Host::undelivered_count() const {
-  size_t n = 0;
-  sockets_.for_each([&n](const HostSocket& socket) {
-    if (socket.conn) {
-      const tcp::TcpState state = socket.conn->state();
-      n += state != tcp::TcpState::FinWait2 && state != tcp::TcpState::TimeWait &&
-           state != tcp::TcpState::Closed;
-    }
-  });
-  return n;
 }
 
 std::optional<Instant> Host::next_deadline() const {

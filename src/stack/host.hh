@@ -108,7 +108,7 @@ class Host {
   size_t connection_count() const { return sockets_.connection_count(); }
   // Connections with something of ours not yet delivered: every state before
   // our FIN is acknowledged (FIN-WAIT-2, TIME-WAIT and CLOSED are done).
-  size_t undelivered_count() const;
+  size_t undelivered_count() const { return sockets_.undelivered_count(); }
   // Connections in TIME-WAIT that no application holds (not sockets).
   size_t time_wait_count() const { return time_wait_.size(); }
 

@@ -48,4 +48,16 @@ std::vector<SocketId> SocketTable::children(SocketId listener) const {
   return out;
 }
 
+size_t SocketTable::undelivered_count() const {
+  size_t n = 0;
+  for (const auto& [id, socket] : sockets_) {
+    if (socket->conn) {
+      const tcp::TcpState state = socket->conn->state();
+      n += state != tcp::TcpState::FinWait2 && state != tcp::TcpState::TimeWait &&
+           state != tcp::TcpState::Closed;
+    }
+  }
+  return n;
+}
+
 }  // namespace tinytcp::stack

@@ -76,6 +76,9 @@ class SocketTable {
 
   size_t size() const { return sockets_.size(); }
   size_t connection_count() const { return by_tuple_.size(); }
+  // Connections with something of ours not yet delivered: every state before
+  // our FIN is acknowledged (FIN-WAIT-2, TIME-WAIT and CLOSED are done).
+  size_t undelivered_count() const;
   // Calls f(const HostSocket&) for every socket.
   template <typename F>
   void for_each(F f) const {
