@@ -378,8 +378,8 @@ void add_transport_flags(CLI::App& app, TransportFlags& flags) {
       ->capture_default_str();
   app.add_option("--dev", o.dev, "TUN device for --transport tun (default tun144)");
   app.add_option("--cc", o.cc,
-                 "Congestion control: reno|newreno|cubic|fixed:N for udp/tun (default " +
-                     default_congestion_control("udp") +
+                 "Congestion control: " + std::string(tcp::kCongestionControlSpecs) +
+                     " for udp/tun (default " + default_congestion_control("udp") +
                      "); for kernel any of /proc/sys/net/ipv4/tcp_available_congestion_control");
   app.add_flag("--no-sack", flags.no_sack, "Do not offer SACK (udp/tun)");
   app.add_option("--loss", flags.loss, "Random loss each way, e.g. 5% (udp/tun)");

@@ -31,6 +31,7 @@
 #include <spdlog/spdlog.h>
 #include <CLI/CLI.hpp>
 
+#include "common/command_line.hh"
 #include "common/name_claims.hh"
 #include "common/posix_file.hh"
 #include "common/receiver_limits.hh"
@@ -70,11 +71,16 @@ bool descriptors_to_spare(int n) {
 int run(int argc, char** argv) {
   CLI::App app{"Receive files from file-send; SHA-256 verified, atomic, resumable."};
   apps::add_version_flag(app, "file-recv");
-  app.footer(
+  apps::describe_exit_statuses(
+      app,
+      {{0, "every file of every session (with --once: of the one session) verified and stored"},
+       {apps::kBadArguments,
+        "bad arguments, a local error (output directory, port), or a file that failed"}},
       "Many senders at once: each connection is a session; a file another machine's session is "
       "receiving is refused as busy, and a new session from the same machine takes such a file "
-      "over (the sender was restarted).\nExit status with --once: 0 when every file of the "
-      "session was verified and stored, 1 otherwise (and on any error, one line on stderr).");
+      "over (the sender was restarted). Without --once it runs until SIGINT or SIGTERM. Every "
+      "error "
+      "is one line on stderr.");
   int port = 0;
   std::string output;
   apps::TransportFlags transport_flags;
@@ -119,7 +125,9 @@ int run(int argc, char** argv) {
   app.add_flag("--json", json, "Print each file's summary as JSON");
   app.add_flag("-v,--verbose", verbose, "More logging (repeat for trace)");
   app.add_flag("-q,--quiet", quiet, "Errors only");
-  CLI11_PARSE(app, argc, argv);
+  if (const auto status = apps::parse_command_line(app, argc, argv, "file-recv")) {
+    return *status;
+  }
   setup_logging(quiet ? -1 : verbose);
 
   const auto transport = transport_flags.finish();

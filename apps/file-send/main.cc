@@ -20,6 +20,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "common/command_line.hh"
 #include "common/file_tree.hh"
 #include "common/kernel_tcp.hh"
 #include "common/posix_file.hh"
@@ -239,6 +240,18 @@ int send_tree(SendContext& ctx, const apps::TreeScan& tree) {
 int run(int argc, char** argv) {
   CLI::App app{"Send a file to file-recv; SHA-256 verified end to end, resumable."};
   apps::add_version_flag(app, "file-send");
+  apps::describe_exit_statuses(
+      app,
+      {{kOk, "verified: the receiver holds the file (or the whole tree)"},
+       {kLocal, "bad arguments or a local error (reading the file)"},
+       {kRefused, "refused by the receiver (a name, a size limit, busy)"},
+       {kMismatch, "SHA-256 mismatch at the receiver"},
+       {kUnreachable,
+        "receiver unreachable, or the connection was lost: run the same command "
+        "again to resume"},
+       {kWriteError, "the receiver could not write the file"}},
+      "Every error is one line on stderr. For a directory, the status of the first file that "
+      "failed, except that 5 wins (the rest of the tree was not sent).");
   std::string path;
   std::string to;
   apps::TransportFlags transport_flags;
@@ -262,7 +275,9 @@ int run(int argc, char** argv) {
   app.add_flag("--json", json, "Print the summary as JSON");
   app.add_flag("-v,--verbose", verbose, "More logging (repeat for trace)");
   app.add_flag("-q,--quiet", quiet, "Errors only");
-  CLI11_PARSE(app, argc, argv);
+  if (const auto status = apps::parse_command_line(app, argc, argv, "file-send")) {
+    return *status;
+  }
   setup_logging(quiet ? -1 : verbose);
 
   apps::HostPort peer;

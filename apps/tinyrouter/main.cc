@@ -22,6 +22,7 @@
 #include <spdlog/spdlog.h>
 #include <CLI/CLI.hpp>
 
+#include "common/command_line.hh"
 #include "common/router_flags.hh"
 #include "common/version_flag.hh"
 #include "tinyrouter/router_app.hh"
@@ -48,6 +49,9 @@ T or_throw(Expected<T, std::string> value) {
 int run(int argc, char** argv) {
   CLI::App app{"Forward IPv4 between TAP devices with tinytcp's Router and ARP."};
   apps::add_version_flag(app, "tinyrouter");
+  apps::describe_exit_statuses(
+      app, {{0, "stopped by SIGINT or SIGTERM (with --json, the counters on stdout)"},
+            {apps::kBadArguments, "bad arguments, or it cannot start (one line on stderr)"}});
   std::vector<std::string> ifs;
   std::vector<std::string> routes;
   std::vector<std::string> impairs;
@@ -67,14 +71,8 @@ int run(int argc, char** argv) {
   app.add_flag("--json", json, "Print the counters as JSON at exit");
   app.add_flag("-v,--verbose", verbose, "More logging (repeat for trace)");
   app.add_flag("-q,--quiet", quiet, "Errors only");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    throw std::runtime_error(e.what());
+  if (const auto status = apps::parse_command_line(app, argc, argv, "tinyrouter")) {
+    return *status;
   }
   setup_logging(quiet ? -1 : verbose);
 

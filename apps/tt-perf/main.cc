@@ -22,6 +22,7 @@
 #include <spdlog/spdlog.h>
 #include <CLI/CLI.hpp>
 
+#include "common/command_line.hh"
 #include "common/version_flag.hh"
 #include "tt-perf/perf_server.hh"
 #include "tt-perf/perf_transport.hh"
@@ -42,6 +43,15 @@ constexpr const char* kPacketsHelp =
     "Packets: udp/tun count the IPv4 datagrams our stack sent and received (Host counters, "
     "before --loss drops them); kernel sums TCP_INFO tcpi_segs_out/in of every connection, read "
     "just before it is closed.";
+
+void add_exit_statuses(CLI::App& app) {
+  apps::describe_exit_statuses(
+      app,
+      {{0, "the run completed (echo: every byte came back)"},
+       {apps::kBadArguments, "bad arguments, or the run failed (one line on stderr)"},
+       {3, "echo: the bytes that came back differ from those sent"}},
+      kPacketsHelp);
+}
 
 struct CommonFlags {
   apps::TransportFlags transport;
@@ -93,7 +103,7 @@ CLI::App* add_client(CLI::App& app, const std::string& mode, const std::string& 
       ->check(CLI::Range(0.1, 86400.0))
       ->capture_default_str();
   add_common_flags(*sub, f.common);
-  sub->footer(kPacketsHelp);
+  add_exit_statuses(*sub);
   return sub;
 }
 
@@ -118,7 +128,7 @@ int run(int argc, char** argv) {
   CLI::App app{"Measure throughput, request rates and latency over tinytcp or kernel TCP."};
   apps::add_version_flag(app, "tt-perf");
   app.require_subcommand(1);
-  app.footer(kPacketsHelp);
+  add_exit_statuses(app);
 
   CommonFlags server_flags;
   int listen_port = 0;
@@ -167,14 +177,8 @@ int run(int argc, char** argv) {
       ->capture_default_str();
   messages->add_option("--size", f.size, "Bytes per message (default 1460)");
 
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    throw std::runtime_error(e.what());
+  if (const auto status = apps::parse_command_line(app, argc, argv, "tt-perf")) {
+    return *status;
   }
 
   std::signal(SIGINT, on_signal);

@@ -18,9 +18,11 @@
 #include <spdlog/spdlog.h>
 #include <CLI/CLI.hpp>
 
+#include "common/command_line.hh"
 #include "common/http_file_server.hh"
 #include "common/runtime.hh"
 #include "common/version_flag.hh"
+#include "tcp/congestion/congestion_control.hh"
 #include "util/logging.hh"
 
 namespace {
@@ -154,6 +156,11 @@ class Server {
 int run(int argc, char** argv) {
   CLI::App app{"Echo, discard and HTTP servers on tinytcp's TCP/IP stack."};
   apps::add_version_flag(app, "tt-serve");
+  apps::describe_exit_statuses(
+      app,
+      {{0, "stopped by SIGINT or SIGTERM (the summary on stdout)"},
+       {apps::kBadArguments, "bad arguments, or it cannot start (device, directory)"}},
+      "Every error is one line on stderr.");
   apps::RuntimeOptions options;
   std::string address;
   int echo_port = 0;
@@ -207,7 +214,7 @@ int run(int argc, char** argv) {
       ->check(CLI::Range(uint64_t{4096}, uint64_t{256} << 20))
       ->capture_default_str();
   app.add_option("--cc", options.tcp.congestion_control,
-                 "Congestion control: reno, newreno, cubic or fixed:N")
+                 "Congestion control: " + std::string(tcp::kCongestionControlSpecs))
       ->capture_default_str();
   bool no_syn_cookies = false;
   app.add_flag("--no-syn-cookies", no_syn_cookies,
@@ -215,10 +222,18 @@ int run(int argc, char** argv) {
                "cookies (as net.ipv4.tcp_syncookies=0)");
   app.add_flag("-v,--verbose", verbose, "More logging (repeat for trace)");
   app.add_flag("-q,--quiet", quiet, "Errors only");
-  CLI11_PARSE(app, argc, argv);
+  if (const auto status = apps::parse_command_line(app, argc, argv, "tt-serve")) {
+    return *status;
+  }
   setup_logging(quiet ? -1 : verbose);
   if (echo_port == 0 && discard_port == 0 && http_dir.empty()) {
     std::fprintf(stderr, "tt-serve: nothing to serve: give --echo, --discard and/or --http\n");
+    return 1;
+  }
+  if (const auto cc =
+          tcp::make_congestion_control(options.tcp.congestion_control, tcp::CongestionParams{});
+      !cc) {
+    std::fprintf(stderr, "tt-serve: %s\n", cc.error().c_str());
     return 1;
   }
   if (!address.empty()) {

@@ -25,6 +25,7 @@
 #include <spdlog/spdlog.h>
 #include <CLI/CLI.hpp>
 
+#include "common/command_line.hh"
 #include "common/version_flag.hh"
 #include "tt-tunnel/tunnel_client.hh"
 #include "tt-tunnel/tunnel_server.hh"
@@ -121,10 +122,12 @@ int run(int argc, char** argv) {
       "Carry kernel TCP connections of unmodified programs across a lossy or flapping link."};
   apps::add_version_flag(app, "tt-tunnel");
   app.require_subcommand(1);
-  app.footer(
-      "Exit status: 0 after SIGINT/SIGTERM; 1 when the tunnel cannot start (one line on "
-      "stderr). A refused connection (--max-connections, target unreachable) is logged and "
-      "reset; the tunnel keeps serving.");
+  apps::describe_exit_statuses(
+      app,
+      {{0, "stopped by SIGINT or SIGTERM"},
+       {apps::kBadArguments, "bad arguments, or the tunnel cannot start (one line on stderr)"}},
+      "A refused connection (--max-connections, target unreachable) is logged and reset; the "
+      "tunnel keeps serving.");
 
   CommonFlags server_flags;
   int server_port = 0;
@@ -152,7 +155,9 @@ int run(int argc, char** argv) {
                    "sends meanwhile wait for that)")
       ->check(CLI::NonNegativeNumber);
   add_common_flags(*client, client_flags);
-  CLI11_PARSE(app, argc, argv);
+  if (const auto status = apps::parse_command_line(app, argc, argv, "tt-tunnel")) {
+    return *status;
+  }
 
   std::signal(SIGINT, on_signal);
   std::signal(SIGTERM, on_signal);

@@ -18,6 +18,7 @@
 #include <spdlog/spdlog.h>
 #include <CLI/CLI.hpp>
 
+#include "common/command_line.hh"
 #include "common/runtime.hh"
 #include "common/version_flag.hh"
 #include "proto/http.hh"
@@ -38,6 +39,15 @@ int fail(int code, const std::string& message) {
 int run(int argc, char** argv) {
   CLI::App app{"HTTP/1.1 GET through tinytcp's TCP/IP stack."};
   apps::add_version_flag(app, "webget");
+  apps::describe_exit_statuses(
+      app,
+      {{kOk, "the body was received whole"},
+       {kLocal, "bad arguments or a local error (device, output file)"},
+       {kConnection, "connection refused or reset, or closed before a response"},
+       {kTimeout, "timed out (--timeout)"},
+       {kProtocol, "malformed HTTP response"},
+       {kHttpError, "HTTP error status 4xx or 5xx (the body is still written)"}},
+      "Every error is one line on stderr.");
   apps::RuntimeOptions options;
   std::string url_text;
   std::string output;
@@ -58,7 +68,9 @@ int run(int argc, char** argv) {
       ->check(CLI::PositiveNumber);
   app.add_flag("-v,--verbose", verbose, "More logging (repeat for trace)");
   app.add_flag("-q,--quiet", quiet, "Errors only");
-  CLI11_PARSE(app, argc, argv);
+  if (const auto status = apps::parse_command_line(app, argc, argv, "webget")) {
+    return *status;
+  }
   setup_logging(quiet ? -1 : verbose);
 
   const auto url = proto::parse_url(url_text);
@@ -177,13 +189,14 @@ int run(int argc, char** argv) {
   }
   // The reason phrase is the server's text: escaped, never raw to a terminal.
   const std::string reason = printable(parser.reason());
+  if (parser.status() >= 400) {
+    return fail(kHttpError, fmt::format("HTTP error {} {} ({} body bytes written)", parser.status(),
+                                        reason, parser.body_bytes()));
+  }
   spdlog::info("{} {}: {} body bytes in {:.3f} s ({:.1f} MB/s), {} retransmits", parser.status(),
                reason, parser.body_bytes(), seconds,
                seconds > 0 ? static_cast<double>(parser.body_bytes()) / seconds / 1e6 : 0.0,
                retransmits);
-  if (parser.status() >= 400) {
-    return fail(kHttpError, fmt::format("HTTP error {} {}", parser.status(), reason));
-  }
   return kOk;
 }
 

@@ -175,6 +175,10 @@ class CongestionControl {
   virtual std::optional<uint64_t> pacing_rate() const { return std::nullopt; }
 };
 
+// Every spec make_congestion_control() accepts, for help texts ("fixed:N":
+// any N in range).
+inline constexpr std::string_view kCongestionControlSpecs = "reno|newreno|cubic|bbr|fixed:N";
+
 // Makes an algorithm from a spec: "reno", "newreno", "cubic", "bbr" or
 // "fixed:N" (N segments, 1 <= N <= 1'000'000). The error is a message an app can print.
 Expected<std::unique_ptr<CongestionControl>, std::string> make_congestion_control(

@@ -1,5 +1,8 @@
 #include <gtest/gtest.h>
 
+#include <string>
+#include <string_view>
+
 #include "tcp/congestion/congestion_control.hh"
 #include "tcp/congestion/fixed_window.hh"
 #include "tcp/tcp_config.hh"
@@ -16,6 +19,23 @@ TEST(CongestionFactoryTest, MakesEveryAlgorithmByName) {
     EXPECT_EQ((*cc)->name(), name);
     EXPECT_EQ((*cc)->cwnd(), 10000u) << "RFC 6928 initial window";
   }
+}
+
+TEST(CongestionFactoryTest, EverySpecTheHelpListsIsAccepted) {
+  // The apps' --cc help prints kCongestionControlSpecs: each must work.
+  std::string_view rest = kCongestionControlSpecs;
+  size_t listed = 0;
+  while (!rest.empty()) {
+    const size_t bar = rest.find('|');
+    std::string spec(rest.substr(0, bar));
+    rest = bar == std::string_view::npos ? std::string_view{} : rest.substr(bar + 1);
+    if (spec == "fixed:N") {
+      spec = "fixed:4";
+    }
+    EXPECT_TRUE(make_congestion_control(spec, kParams)) << spec;
+    ++listed;
+  }
+  EXPECT_EQ(listed, 5u);
 }
 
 TEST(CongestionFactoryTest, FileTransferUsesBbrAndEverythingElseReno) {
