@@ -5,7 +5,9 @@
 #      side of tun144 and webget fetching a page and a 100 MiB file through our
 #      TCP/IP stack, sha256 checked, with a pcap that tshark summarises;
 #   2. tt-serve answering the kernel's ping and curl over TAP (ARP);
-#   3. file-send/file-recv over kernel TCP;
+#   3. the headline, side by side: file-send over tinytcp in the UDP tunnel
+#      against kernel TCP (cubic and bbr) at the same kernel-level loss, 0% and
+#      5% each way (scripts/bench-loss.sh, two throwaway namespaces);
 #   4. the speed benchmarks (medians, Gbit/s and items/s).
 # The network parts need root and /dev/net/tun; without them they are skipped.
 set -euo pipefail
@@ -72,15 +74,35 @@ else
   banner "network demo skipped: needs root and /dev/net/tun"
 fi
 
-banner "file-send / file-recv over kernel TCP (loopback)"
-mkdir -p "$WORK/in" "$WORK/out"
-head -c $((50 * 1024 * 1024)) /dev/urandom >"$WORK/in/payload.bin"
-"$BIN/file-recv" --listen 47123 --output "$WORK/out" --once -q &
-recv=$!
-PIDS+=("$recv")
-sleep 0.3
-"$BIN/file-send" "$WORK/in/payload.bin" --to 127.0.0.1:47123
-wait "$recv"
+if [ "$(id -u)" -eq 0 ]; then
+  banner "file-send: tinytcp in the UDP tunnel against kernel TCP, same kernel-level loss"
+  ./scripts/bench-loss.sh --sizes 10M --loss "0 5" --trials 1 --timeout 60 \
+    --runs "udp:bbr kernel:bbr kernel:cubic" --out "$WORK/loss.csv" 2>/dev/null
+  python3 - "$WORK/loss.csv" <<'PY'
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+losses = sorted({int(r["loss_percent"]) for r in rows})
+names = {"udp": "tinytcp, UDP tunnel", "kernel": "kernel TCP"}
+print(f"{'10 MiB, MB/s':28}" + "".join(f"{str(l) + '% loss':>12}" for l in losses))
+for run in dict.fromkeys((r["transport"], r["cc"]) for r in rows):
+    label = f"{names[run[0]]} ({run[1]})"
+    cells = []
+    for l in losses:
+        r = next(r for r in rows if (r["transport"], r["cc"]) == run and int(r["loss_percent"]) == l)
+        cells.append(f"{float(r['goodput_MBps']):12.1f}" if r["completed"] == "1" else f"{'failed':>12}")
+    print(f"{label:28}" + "".join(cells))
+PY
+else
+  banner "file-send / file-recv over kernel TCP (loopback; the loss comparison needs root)"
+  mkdir -p "$WORK/in" "$WORK/out"
+  head -c $((50 * 1024 * 1024)) /dev/urandom >"$WORK/in/payload.bin"
+  "$BIN/file-recv" --listen 47123 --output "$WORK/out" --once -q &
+  recv=$!
+  PIDS+=("$recv")
+  sleep 0.3
+  "$BIN/file-send" "$WORK/in/payload.bin" --to 127.0.0.1:47123
+  wait "$recv"
+fi
 
 banner "speed benchmarks (${2:-3} repetitions)"
 ./scripts/bench.sh "${1:-.}" "${2:-3}"
