@@ -346,6 +346,33 @@ TEST_F(NeighborDiscoveryTest, Ipv6OffDropsIpv6AsBefore) {
   EXPECT_TRUE(up_.datagrams.empty());
 }
 
+// Drop and count: every frame with one bit flipped is answered, delivered or
+// counted somewhere, and none crashes (ASan watches the reads).
+TEST_F(NeighborDiscoveryTest, EveryFlippedBitIsAnsweredDeliveredOrCounted) {
+  const auto total = [this] {
+    const auto& s = stats();
+    const auto& i = iface_->stats();
+    return s.ipv6_errors.total() + s.icmpv6_errors.total() + s.ndp_errors.total() +
+           s.drops.total() + s.solicitations_received + s.advertisements_received +
+           i.ethernet_errors.total() + i.drops.total() + i.datagrams_delivered;
+  };
+  const std::vector<std::string> frames = {
+      test::ethernet_frame(kOurGroupMac, kPeerMac, EtherType::kIpv6,
+                           ndp_datagram("fd00::2", "ff02::1:ff00:1", ns("fd00::1"))),
+      test::ethernet_frame(kOurMac, kPeerMac, EtherType::kIpv6,
+                           ndp_datagram("fd00::2", "fd00::1", na("fd00::2", true, true))),
+  };
+  for (const auto& frame : frames) {
+    for (size_t bit = 0; bit < frame.size() * 8; ++bit) {
+      std::string f = frame;
+      f[bit / 8] = static_cast<char>(f[bit / 8] ^ (1 << (bit % 8)));
+      const uint64_t before = total();
+      iface_->receive_frame(f, now_);
+      ASSERT_GT(total(), before) << "bit " << bit;
+    }
+  }
+}
+
 TEST(NeighborDiscoveryReachableTimeTest, RandomizedAroundTheBaseFromTheSeededRng) {
   test::RecordingFrameSink frames;
   NeighborDiscoveryConfig config;
