@@ -16,7 +16,7 @@
 #include <fmt/format.h>
 
 #include "common/robust_streams.hh"
-#include "common/runtime.hh"
+#include "runtime/stack_runtime.hh"
 
 namespace tinytcp::apps {
 
@@ -73,7 +73,7 @@ class StackStreamClient : public StreamClient {
 
   void renew() override {
     // The new runtime first: if it cannot be made (no route), the old one stays.
-    auto fresh = std::make_shared<StackRuntime>(runtime_options_);
+    auto fresh = std::make_shared<runtime::StackRuntime>(runtime_options_);
     if (runtime_) {
       for (const auto& [fd, events] : events_) {
         watched_.unwatch(runtime_->loop(), fd);
@@ -94,11 +94,12 @@ class StackStreamClient : public StreamClient {
   }
 
  private:
-  RuntimeOptions runtime_options_;
+  runtime::RuntimeOptions runtime_options_;
   wire::Ipv4Address remote_;
   uint16_t port_ = 0;
-  std::shared_ptr<StackRuntime> runtime_;
-  std::shared_ptr<StackRuntime*> current_ = std::make_shared<StackRuntime*>(nullptr);
+  std::shared_ptr<runtime::StackRuntime> runtime_;
+  std::shared_ptr<runtime::StackRuntime*> current_ =
+      std::make_shared<runtime::StackRuntime*>(nullptr);
   LoopWatches watched_;
   std::map<int, uint32_t> events_;
   uint64_t renewals_ = 0;

@@ -17,8 +17,9 @@
 
 #include "common/kernel_tcp.hh"
 #include "common/robust_streams.hh"
-#include "common/runtime.hh"
 #include "io/impairment_spec.hh"
+#include "runtime/peer_runtime.hh"
+#include "runtime/stack_runtime.hh"
 #include "stack/peer_hosts.hh"
 
 namespace tinytcp::apps {
@@ -35,7 +36,7 @@ constexpr Duration kAcceptBackoff = std::chrono::milliseconds(100);
 class UdpStreamServer : public StreamServer {
  public:
   UdpStreamServer(const TransportOptions& options, uint16_t port, const ServerLimits& limits) {
-    PeerRuntimeOptions o;
+    runtime::PeerRuntimeOptions o;
     if (!options.impair.empty()) {
       auto impair = io::parse_impairment(options.impair);
       if (!impair) {
@@ -57,7 +58,7 @@ class UdpStreamServer : public StreamServer {
     o.peers.ports = {port};
     o.peers.max_peers = limits.max_peers;
     o.peers.max_embryonic = limits.max_embryonic;
-    runtime_ = std::make_shared<PeerRuntime>(o);
+    runtime_ = std::make_shared<runtime::PeerRuntime>(o);
   }
 
   std::unique_ptr<StreamEnd> accept() override {
@@ -89,7 +90,7 @@ class UdpStreamServer : public StreamServer {
   }
 
  private:
-  std::shared_ptr<PeerRuntime> runtime_;
+  std::shared_ptr<runtime::PeerRuntime> runtime_;
   LoopWatches watched_;
 };
 
@@ -97,7 +98,7 @@ class UdpStreamServer : public StreamServer {
 class TunStreamServer : public StreamServer {
  public:
   TunStreamServer(const TransportOptions& options, uint16_t port, const ServerLimits& limits)
-      : runtime_(std::make_shared<StackRuntime>(runtime_options(options, true))) {
+      : runtime_(std::make_shared<runtime::StackRuntime>(runtime_options(options, true))) {
     const auto listener = runtime_->host().listen(port, limits.backlog);
     if (!listener) {
       throw std::runtime_error(
@@ -129,7 +130,7 @@ class TunStreamServer : public StreamServer {
   }
 
  private:
-  std::shared_ptr<StackRuntime> runtime_;
+  std::shared_ptr<runtime::StackRuntime> runtime_;
   stack::SocketId listener_ = 0;
   LoopWatches watched_;
 };

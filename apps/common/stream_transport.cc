@@ -10,11 +10,11 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include "common/runtime.hh"
 #include "common/stepped_connection.hh"
 #include "common/stream_client.hh"
 #include "common/stream_server.hh"
 #include "io/impairment_spec.hh"
+#include "runtime/stack_runtime.hh"
 #include "stack/host.hh"
 #include "tcp/congestion/congestion_control.hh"
 #include "tcp/tcp_config.hh"
@@ -80,8 +80,8 @@ tcp::TcpConfig transfer_tcp_config(const TransportOptions& options) {
   return config;
 }
 
-RuntimeOptions runtime_options(const TransportOptions& options, bool listening) {
-  RuntimeOptions runtime;
+runtime::RuntimeOptions runtime_options(const TransportOptions& options, bool listening) {
+  runtime::RuntimeOptions runtime;
   runtime.impair = options.impair;
   runtime.pcap = options.pcap;
   runtime.seed = options.seed;
@@ -189,7 +189,7 @@ class KernelConnection : public StreamConnection {
 
 class StackConnection : public StreamConnection {
  public:
-  StackConnection(std::shared_ptr<StackRuntime> runtime, stack::SocketId id,
+  StackConnection(std::shared_ptr<runtime::StackRuntime> runtime, stack::SocketId id,
                   const std::string& trace_path)
       : runtime_(std::move(runtime)), id_(id) {
     if (!trace_path.empty()) {
@@ -295,7 +295,7 @@ class StackConnection : public StreamConnection {
   }
 
  private:
-  std::shared_ptr<StackRuntime> runtime_;
+  std::shared_ptr<runtime::StackRuntime> runtime_;
   stack::SocketId id_;
   bool open_ = true;
   TransportStats last_;
@@ -316,7 +316,7 @@ std::unique_ptr<StreamConnection> connect_stack(const TransportOptions& options,
     }
     remote = *address;
   }
-  auto runtime = std::make_shared<StackRuntime>(runtime_config);
+  auto runtime = std::make_shared<runtime::StackRuntime>(runtime_config);
   auto& host = runtime->host();
   const auto id = host.connect(remote, to.port, runtime->now());
   if (!id) {

@@ -22,8 +22,8 @@
 #include <CLI/CLI.hpp>
 
 #include "common/kernel_tcp.hh"
-#include "common/runtime.hh"
 #include "common/transfer_driver.hh"
+#include "runtime/stack_runtime.hh"
 #include "session/session_config.hh"
 #include "util/expected.hh"
 #include "util/time.hh"
@@ -99,10 +99,10 @@ std::unique_ptr<StreamConnection> connect_stream(const TransportOptions& options
                                                  const HostPort& to, Duration timeout);
 
 // The TCP settings of the file apps on our stack (large buffers, lossy-link
-// timers), the StackRuntime of one end, and the receiver's address inside the
+// timers), the runtime::StackRuntime of one end, and the receiver's address inside the
 // UDP tunnel.
 tcp::TcpConfig transfer_tcp_config(const TransportOptions& options);
-RuntimeOptions runtime_options(const TransportOptions& options, bool listening);
+runtime::RuntimeOptions runtime_options(const TransportOptions& options, bool listening);
 wire::Ipv4Address tunnel_receiver_address();
 
 }  // namespace tinytcp::apps

@@ -18,7 +18,7 @@
 #include <fmt/format.h>
 
 #include "common/robust_streams.hh"
-#include "common/runtime.hh"
+#include "runtime/stack_runtime.hh"
 
 namespace tinytcp::apps {
 
@@ -29,7 +29,7 @@ namespace {
 class CountingStackClient : public StreamClient, public PacketCounter {
  public:
   CountingStackClient(const TransportOptions& options, const HostPort& to) {
-    RuntimeOptions runtime = runtime_options(options, false);
+    runtime::RuntimeOptions runtime = runtime_options(options, false);
     if (options.transport == "udp") {
       runtime.dev = fmt::format("udp:{}:{}", resolve_ipv4(to.host), to.port);
       remote_ = tunnel_receiver_address();
@@ -42,7 +42,7 @@ class CountingStackClient : public StreamClient, public PacketCounter {
       remote_ = *address;
     }
     port_ = to.port;
-    runtime_ = std::make_shared<StackRuntime>(runtime);
+    runtime_ = std::make_shared<runtime::StackRuntime>(runtime);
   }
 
   std::unique_ptr<StreamEnd> connect(std::string& error) override {
@@ -76,7 +76,7 @@ class CountingStackClient : public StreamClient, public PacketCounter {
  private:
   wire::Ipv4Address remote_;
   uint16_t port_ = 0;
-  std::shared_ptr<StackRuntime> runtime_;
+  std::shared_ptr<runtime::StackRuntime> runtime_;
   LoopWatches watched_;
 };
 

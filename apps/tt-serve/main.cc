@@ -20,8 +20,8 @@
 
 #include "common/command_line.hh"
 #include "common/http_file_server.hh"
-#include "common/runtime.hh"
 #include "common/version_flag.hh"
+#include "runtime/stack_runtime.hh"
 #include "tcp/congestion/congestion_control.hh"
 #include "util/logging.hh"
 
@@ -44,7 +44,7 @@ Duration seconds(double s) {
 
 class Server {
  public:
-  Server(apps::StackRuntime& runtime, apps::HttpFileServerConfig http)
+  Server(runtime::StackRuntime& runtime, apps::HttpFileServerConfig http)
       : rt_(runtime), host_(runtime.host()), http_(runtime.host(), std::move(http)) {}
 
   void listen(uint16_t port, Service service) {
@@ -143,7 +143,7 @@ class Server {
     }
   }
 
-  apps::StackRuntime& rt_;
+  runtime::StackRuntime& rt_;
   stack::Host& host_;
   apps::HttpFileServer http_;
   std::unordered_map<stack::SocketId, Service> listeners_;
@@ -161,7 +161,7 @@ int run(int argc, char** argv) {
       {{0, "stopped by SIGINT or SIGTERM (the summary on stdout)"},
        {apps::kBadArguments, "bad arguments, or it cannot start (device, directory)"}},
       "Every error is one line on stderr.");
-  apps::RuntimeOptions options;
+  runtime::RuntimeOptions options;
   std::string address;
   int echo_port = 0;
   int discard_port = 0;
@@ -248,7 +248,7 @@ int run(int argc, char** argv) {
   options.tcp.receive_buffer_bytes = buffer_bytes;
   options.tcp.send_buffer_bytes = buffer_bytes;
 
-  apps::StackRuntime runtime(options);
+  runtime::StackRuntime runtime(options);
   http.dir = http_dir;
   http.header_timeout = seconds(header_timeout);
   http.idle_timeout = seconds(idle_timeout);

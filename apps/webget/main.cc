@@ -19,9 +19,9 @@
 #include <CLI/CLI.hpp>
 
 #include "common/command_line.hh"
-#include "common/runtime.hh"
 #include "common/version_flag.hh"
 #include "proto/http.hh"
+#include "runtime/stack_runtime.hh"
 #include "util/logging.hh"
 #include "util/printable.hh"
 
@@ -48,7 +48,7 @@ int run(int argc, char** argv) {
        {kProtocol, "malformed HTTP response"},
        {kHttpError, "HTTP error status 4xx or 5xx (the body is still written)"}},
       "Every error is one line on stderr.");
-  apps::RuntimeOptions options;
+  runtime::RuntimeOptions options;
   std::string url_text;
   std::string output;
   std::string address;
@@ -100,9 +100,9 @@ int run(int argc, char** argv) {
     out = file.get();
   }
 
-  std::unique_ptr<apps::StackRuntime> runtime;
+  std::unique_ptr<runtime::StackRuntime> runtime;
   try {
-    runtime = std::make_unique<apps::StackRuntime>(options);
+    runtime = std::make_unique<runtime::StackRuntime>(options);
   } catch (const std::exception& e) {
     return fail(kLocal, e.what());
   }
