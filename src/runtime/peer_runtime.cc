@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "io/ack_coalescer.hh"
+#include "util/check.hh"
 
 namespace tinytcp::runtime {
 
@@ -41,8 +42,12 @@ stack::PeerKey untag(std::string_view tagged) {
 PeerRuntime::PeerRuntime(PeerRuntimeOptions options)
     : options_(std::move(options)),
       socket_(options_.socket),
-      peers_(options_.peers, [this](stack::PeerId, const stack::PeerKey& to,
-                                    std::string_view datagram) { queue(to, datagram); }) {
+      peers_(options_.peers,
+             [this](stack::PeerId, const stack::PeerKey& to, std::string_view datagram) {
+               in_host_output_ = true;
+               queue(to, datagram);
+               in_host_output_ = false;
+             }) {
   if (!options_.pcap.empty()) {
     pcap_ = std::make_unique<io::PcapWriter>(options_.pcap, io::LinkType::kRawIp);
   }
@@ -116,6 +121,12 @@ void PeerRuntime::on_readable() {
 }
 
 void PeerRuntime::release_impaired(Instant now) {
+  release_inbound(now);
+  release_outbound(now);
+}
+
+void PeerRuntime::release_inbound(Instant now) {
+  TINYTCP_DCHECK(!in_host_output_);
   if (impair_in_) {
     impair_in_->release(now, [this, now](std::string_view tagged) {
       if (pcap_) {
@@ -124,6 +135,9 @@ void PeerRuntime::release_impaired(Instant now) {
       peers_.receive(untag(tagged), tagged.substr(kTagBytes), now);
     });
   }
+}
+
+void PeerRuntime::release_outbound(Instant now) {
   if (impair_out_) {
     released_.clear();
     if (impair_out_->release_into(now, released_) > 0) {
@@ -231,7 +245,8 @@ void PeerRuntime::flush() {
       tag(tagged_, stack::PeerKey{endpoints_[i].address, endpoints_[i].port}, views_[i]);
       impair_out_->push(tagged_, now);
     }
-    release_impaired(now);
+    // Outbound only: flush() also runs inside a Host's output (a full batch).
+    release_outbound(now);
     return;
   }
   send_views();

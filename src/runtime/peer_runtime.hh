@@ -80,7 +80,12 @@ class PeerRuntime {
   void on_readable();
   void queue(const stack::PeerKey& to, std::string_view datagram);
   // Impairment: datagrams held with their peer as a 6-byte tag in front.
+  // Both directions, from the event loop only.
   void release_impaired(Instant now);
+  // Inbound: hands datagrams to the Hosts, so never from inside a Host's
+  // output (flush() runs there: a TCP sender would be re-entered mid-send).
+  void release_inbound(Instant now);
+  void release_outbound(Instant now);
   void send_views();
   // The socket refused `packet`, one of views_: kept with its peer.
   void on_refused(std::string_view packet);
@@ -92,6 +97,7 @@ class PeerRuntime {
   stack::PeerHosts peers_;
   std::unique_ptr<io::PcapWriter> pcap_;
   std::unique_ptr<io::ImpairmentModel> impair_in_;
+  bool in_host_output_ = false;  // inside queue(): a Host is sending
   std::unique_ptr<io::ImpairmentModel> impair_out_;
   std::string tagged_;
   std::vector<std::string_view> released_;
