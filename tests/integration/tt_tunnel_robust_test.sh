@@ -146,9 +146,11 @@ run_case() {
   sleep 2
   fault "$name" on
   sleep "$outage"
+  # The path has returned once the fault is undone: for linkdown, once the
+  # veth carries packets again (a ping), not when `ip link set up` returns.
+  fault "$name" off
   local back
   back=$(mono)
-  fault "$name" off
   wait "$tpid" || fail "$name: the session through the tunnel broke: $(cat "$work/$name-tunnel.json")"
   local resumed
   resumed=$($PY -c '
