@@ -4,15 +4,12 @@
 
 #include <spdlog/spdlog.h>
 
-#include "util/check.hh"
-
 namespace tinytcp::session {
 
 namespace {
 
 // Frames are made while less than this waits in carrier_output().
 constexpr size_t kOutputHighWater = 64 * 1024;
-constexpr size_t kMaxWriteTimes = 64;
 constexpr size_t kMaxSeenNonces = 64;
 
 }  // namespace
@@ -21,9 +18,8 @@ Session::Session(SessionConfig config)
     : config_(std::move(config)),
       role_(Role::Client),
       state_(State::Opening),
-      replay_(config_.replay_capacity),
-      received_(config_.receive_capacity,
-                std::min<uint64_t>(config_.receive_capacity, stream::ByteStream::kInitialRing)),
+      sender_(config_.replay_capacity),
+      receiver_(config_.receive_capacity),
       backoff_(config_.backoff_initial, config_.backoff_max) {
   if (config_.ack_interval == 0) {
     config_.ack_interval = std::max<size_t>(1, config_.receive_capacity / 4);
@@ -42,19 +38,12 @@ Session::Session(SessionConfig config, std::string session_id, std::string secre
 // --- application side ---
 
 size_t Session::write(std::string_view data) {
-  if (fin_requested_ || abort_requested_ || ended()) {
+  if (sender_.fin_requested() || abort_requested_ || ended()) {
     return 0;
   }
   passive_ = false;
-  const size_t taken = replay_.append(data);
-  if (taken > 0) {
-    stats_.bytes_written += taken;
-    if (write_times_.size() < kMaxWriteTimes) {
-      write_times_.emplace_back(replay_.end(), now_);
-    } else {
-      write_times_.back().first = replay_.end();
-    }
-  }
+  const size_t taken = sender_.write(data, now_);
+  stats_.bytes_written += taken;
   if (taken < data.size()) {
     write_blocked_.start(now_);
   }
@@ -63,10 +52,10 @@ size_t Session::write(std::string_view data) {
 }
 
 void Session::shutdown_write() {
-  if (fin_requested_ || abort_requested_ || ended()) {
+  if (sender_.fin_requested() || abort_requested_ || ended()) {
     return;
   }
-  fin_requested_ = true;
+  sender_.request_fin();
   passive_ = false;
   pump();
 }
@@ -93,10 +82,8 @@ void Session::end_aborted(std::string error) {
 }
 
 void Session::consume(size_t n) {
-  const auto before = received_.bytes_popped();
-  received_.pop(n);
-  stats_.bytes_read += received_.bytes_popped() - before;
-  if (received_.bytes_buffered() == 0 && !peer_fin_) {
+  stats_.bytes_read += receiver_.consume(n);
+  if (receiver_.empty() && !receiver_.fin()) {
     read_blocked_.start(now_);
   }
   pump();
@@ -109,10 +96,8 @@ void Session::see(Instant now) {
   if (!disconnected_since_ && !has_carrier_) {
     disconnected_since_ = now_;
   }
-  stats_.unacked_bytes = replay_.unacked();
-  stats_.oldest_unacked_age = write_times_.empty() || replay_.unacked() == 0
-                                  ? Duration{0}
-                                  : now_ - write_times_.front().second;
+  stats_.unacked_bytes = sender_.unacked();
+  stats_.oldest_unacked_age = sender_.oldest_unacked_age(now_);
 }
 
 void Session::attach_carrier(Instant now) {
@@ -129,7 +114,7 @@ void Session::attach_carrier(Instant now) {
     HelloMessage hello;
     hello.flags = config_.psk ? 1 : 0;
     hello.client_nonce = client_nonce_;
-    hello.limit = receive_limit();
+    hello.limit = receiver_.limit();
     state_ = State::Opening;
     send_control(FrameType::Hello, encode(hello));
   } else {
@@ -150,8 +135,7 @@ void Session::reset_carrier(ControlAuth&& auth, Instant now) {
   out_pos_ = 0;
   last_received_ = now;
   last_sent_ = now;
-  send_next_ = replay_.acked();
-  fin_sent_ = false;
+  sender_.restart();
   fin_ack_told_ = false;
   ack_request_outstanding_ = false;
   disconnected_since_.reset();
@@ -220,10 +204,6 @@ void Session::drop_carrier(SessionDrop reason) {
   carrier_failed_ = true;
 }
 
-bool Session::has_unsent() const {
-  return replay_.unacked() > 0 || (fin_requested_ && !fin_acked_);
-}
-
 bool Session::wants_carrier(Instant now) const {
   if (role_ != Role::Client || (has_carrier_ && !carrier_failed_)) {
     return false;
@@ -231,7 +211,7 @@ bool Session::wants_carrier(Instant now) const {
   if (state_ != State::Opening && state_ != State::Disconnected) {
     return false;
   }
-  if (passive_ && !has_unsent()) {
+  if (passive_ && !sender_.has_unsent()) {
     return false;
   }
   return now >= next_attempt_;
@@ -295,7 +275,7 @@ std::optional<Instant> Session::next_deadline() const {
       earliest(last_sent_ + config_.heartbeat_interval);
     }
   } else {
-    if (role_ == Role::Client && (!passive_ || has_unsent())) {
+    if (role_ == Role::Client && (!passive_ || sender_.has_unsent())) {
       earliest(next_attempt_);
     }
     if (config_.give_up && !passive_ && disconnected_since_) {
@@ -327,13 +307,11 @@ void Session::send_control(FrameType type, std::string_view body) {
 
 void Session::send_ack(uint8_t flags) {
   AckMessage ack;
-  ack.received = received_position();
-  ack.limit = receive_limit();
+  ack.received = receiver_.position();
+  ack.limit = receiver_.limit();
   ack.flags = flags;
   send_control(FrameType::Ack, encode(ack));
-  last_ack_position_ = ack.received;
-  last_ack_limit_ = ack.limit;
-  ack_due_ = false;
+  receiver_.acked();
   ++stats_.acks_sent;
 }
 
@@ -347,41 +325,31 @@ void Session::pump() {
     end_aborted(std::string("aborted: ") + to_string(*abort_requested_));
     return;
   }
-  const uint64_t send_end = std::min<uint64_t>(replay_.end(), peer_limit_);
-  while (pending_output() < kOutputHighWater && send_next_ < send_end) {
-    const auto chunk = replay_.view_at(
-        send_next_, static_cast<size_t>(std::min<uint64_t>(kMaxDataBody, send_end - send_next_)));
-    TINYTCP_DCHECK(!chunk.empty());
+  while (pending_output() < kOutputHighWater) {
+    const std::string_view chunk = sender_.next_data(kMaxDataBody);
+    if (chunk.empty()) {
+      break;
+    }
     append_frame(out_, FrameType::Data, chunk);
     ++stats_.frames_sent;
     stats_.bytes_sent += chunk.size();
-    if (send_next_ < max_sent_) {
-      stats_.bytes_replayed += std::min<uint64_t>(chunk.size(), max_sent_ - send_next_);
-    }
-    send_next_ += chunk.size();
-    max_sent_ = std::max(max_sent_, send_next_);
+    stats_.bytes_replayed += sender_.sent(chunk.size());
     last_sent_ = now_;
   }
-  if (fin_requested_ && !fin_sent_ && !fin_acked_ && send_next_ == replay_.end()) {
-    send_control(FrameType::Fin, encode(FinMessage{replay_.end()}));
-    fin_sent_ = true;
-    fin_ever_sent_ = true;
+  if (sender_.fin_due()) {
+    send_control(FrameType::Fin, encode(FinMessage{sender_.fin_position()}));
+    sender_.fin_sent();
   }
-  // A window update of its own only once the application has read half the
-  // buffer since the last ACK: ACKs for data carry the limit anyway, and
-  // more would double the ACKs of a bulk transfer.
-  const uint64_t window_step = received_.capacity() / 2;
-  if (fin_acked_ && peer_fin_ && !fin_ack_told_) {
+  if (sender_.fin_acked() && receiver_.fin() && !fin_ack_told_) {
     send_ack(AckMessage::kFinAcked);
     fin_ack_told_ = true;
-  } else if (!ack_request_outstanding_ && send_next_ > replay_.acked() &&
-             send_next_ - replay_.acked() >= replay_.capacity() / 2) {
+  } else if (!ack_request_outstanding_ && sender_.in_flight() > 0 &&
+             sender_.in_flight() >= sender_.capacity() / 2) {
     // Half the replay buffer in flight and unacknowledged: ask, in case the
     // peer's ack_interval is larger than what we can hold.
     send_ack(AckMessage::kReplyRequested);
     ack_request_outstanding_ = true;
-  } else if (ack_due_ || received_position() - last_ack_position_ >= config_.ack_interval ||
-             receive_limit() - last_ack_limit_ >= std::max<uint64_t>(1, window_step)) {
+  } else if (receiver_.ack_due(config_.ack_interval)) {
     send_ack(0);
   }
 }
@@ -389,7 +357,7 @@ void Session::pump() {
 void Session::check_finished() {
   // The client also waits for the server's kFinAcked: else an ACK cut off on
   // the way would leave the server holding an unacknowledged FIN.
-  if (state_ == State::Open && fin_acked_ && peer_fin_ && pending_output() == 0 &&
+  if (state_ == State::Open && sender_.fin_acked() && receiver_.fin() && pending_output() == 0 &&
       (role_ == Role::Server || peer_done_)) {
     state_ = State::Closed;
   }
@@ -452,7 +420,7 @@ void Session::on_welcome(std::string_view body) {
   proof_key_ = proof_key(m->secret, config_.psk);
   server_nonce_ = m->server_nonce;
   auth_.set_server_nonce(server_nonce_);
-  peer_limit_ = m->limit;
+  sender_.raise_limit(m->limit);
   state_ = State::Open;
   backoff_.reset();
   // pump() answers at once with an ACK (its first window update): that
@@ -468,8 +436,8 @@ void Session::on_challenge(std::string_view body) {
   server_nonce_ = m->server_nonce;
   auth_.set_server_nonce(server_nonce_);
   ProofMessage proof;
-  proof.received = received_position();
-  proof.limit = receive_limit();
+  proof.received = receiver_.position();
+  proof.limit = receiver_.limit();
   proof.proof = resume_proof(proof_key_, true, id_, client_nonce_, server_nonce_, proof.received,
                              proof.limit);
   send_control(FrameType::Proof, encode(proof));
@@ -487,7 +455,7 @@ void Session::on_resumed(std::string_view body) {
     drop_carrier(SessionDrop::BadProof);
     return;
   }
-  if (const auto bad = check_peer_position(m->received)) {
+  if (const auto bad = sender_.check_position(m->received)) {
     drop_carrier(*bad);
     return;
   }
@@ -513,7 +481,7 @@ void Session::on_refuse(std::string_view body) {
     return;
   }
   if (m->reason == RefuseReason::UnknownSession && state_ == State::Resuming &&
-      received_.bytes_pushed() == 0 && !peer_fin_ && replay_.acked() == 0) {
+      receiver_.nothing_received() && sender_.acked() == 0) {
     // The server forgot a session it had acknowledged nothing of and sent
     // nothing of to us (it expired it unconfirmed, or restarted): no byte
     // was delivered either way, so a new session loses or repeats nothing.
@@ -528,15 +496,10 @@ void Session::on_refuse(std::string_view body) {
 }
 
 void Session::on_data(std::string_view body) {
-  if (peer_fin_) {
-    drop_carrier(SessionDrop::DataAfterFin);
+  if (const auto bad = receiver_.on_data(body)) {
+    drop_carrier(*bad);
     return;
   }
-  if (received_.bytes_pushed() + body.size() > receive_limit()) {
-    drop_carrier(SessionDrop::DataPastLimit);
-    return;
-  }
-  received_.push(body);
   stats_.bytes_received += body.size();
   if (!body.empty()) {
     read_blocked_.stop(now_);
@@ -549,24 +512,18 @@ void Session::on_ack(std::string_view body) {
     drop_carrier(SessionDrop::MalformedFrame);
     return;
   }
-  if (m->received > max_sent_position()) {
+  if (m->received > sender_.max_sent_position()) {
     drop_carrier(SessionDrop::AckBeyondSent);
     return;
   }
-  replay_.acknowledge(std::min(m->received, replay_.end()));
-  if (fin_ever_sent_ && m->received == replay_.end() + 1) {
-    fin_acked_ = true;
-  }
-  send_next_ = std::max(send_next_, replay_.acked());
-  peer_limit_ = std::max(peer_limit_, m->limit);
   if ((m->flags & AckMessage::kReplyRequested) != 0) {
-    ack_due_ = true;
+    receiver_.request_ack();
   }
-  if ((m->flags & AckMessage::kFinAcked) != 0 && peer_fin_) {
+  if ((m->flags & AckMessage::kFinAcked) != 0 && receiver_.fin()) {
     peer_done_ = true;
   }
   ack_request_outstanding_ = false;
-  on_acknowledged();
+  apply_peer_position(m->received, m->limit);
 }
 
 void Session::on_fin(std::string_view body) {
@@ -575,16 +532,10 @@ void Session::on_fin(std::string_view body) {
     drop_carrier(SessionDrop::MalformedFrame);
     return;
   }
-  if (peer_fin_) {
-    drop_carrier(SessionDrop::DataAfterFin);
+  if (const auto bad = receiver_.on_fin(m->position)) {
+    drop_carrier(*bad);
     return;
   }
-  if (m->position != received_.bytes_pushed()) {
-    drop_carrier(SessionDrop::FinMismatch);
-    return;
-  }
-  peer_fin_ = true;
-  ack_due_ = true;
   read_blocked_.stop(now_);
 }
 
@@ -598,31 +549,9 @@ void Session::on_abort(std::string_view body) {
   end_aborted(std::string("reset by the peer: ") + to_string(m->reason));
 }
 
-std::optional<SessionDrop> Session::check_peer_position(uint64_t received) const {
-  if (received > max_sent_position()) {
-    return SessionDrop::AckBeyondSent;
-  }
-  if (received < replay_.acked()) {
-    return SessionDrop::LostAcked;
-  }
-  return std::nullopt;
-}
-
 void Session::apply_peer_position(uint64_t received, uint64_t limit) {
-  replay_.acknowledge(std::min(received, replay_.end()));
-  if (fin_ever_sent_ && received == replay_.end() + 1) {
-    fin_acked_ = true;
-  }
-  send_next_ = replay_.acked();
-  peer_limit_ = std::max(peer_limit_, limit);
-  on_acknowledged();
-}
-
-void Session::on_acknowledged() {
-  while (!write_times_.empty() && write_times_.front().first <= replay_.acked()) {
-    write_times_.pop_front();
-  }
-  if (replay_.free_space() > 0) {
+  sender_.acknowledge(received, limit);
+  if (sender_.has_free_space()) {
     write_blocked_.stop(now_);
   }
 }
@@ -633,10 +562,10 @@ void Session::accept_hello(ControlAuth&& auth, const HelloMessage& hello, Instan
   see(now);
   reset_carrier(std::move(auth), now_);
   server_nonce_ = config_.random(kNonceBytes);
-  WelcomeMessage welcome{id_, secret_, server_nonce_, receive_limit()};
+  WelcomeMessage welcome{id_, secret_, server_nonce_, receiver_.limit()};
   send_control(FrameType::Welcome, encode(welcome));
   auth_.set_server_nonce(server_nonce_);
-  peer_limit_ = hello.limit;
+  sender_.raise_limit(hello.limit);
   state_ = State::Open;
   pump();
 }
@@ -664,7 +593,7 @@ std::optional<RefuseReason> Session::accept_resume(ControlAuth&& auth,
   if (seen_client_nonce(client_nonce)) {
     return RefuseReason::ReplayedResume;
   }
-  if (const auto bad = check_peer_position(proof.received)) {
+  if (const auto bad = sender_.check_position(proof.received)) {
     // An authenticated claim we cannot meet: this session cannot go on.
     stats_.drops.count(*bad);
     fail(std::string("resume claims an impossible position: ") + to_string(*bad));
@@ -677,8 +606,8 @@ std::optional<RefuseReason> Session::accept_resume(ControlAuth&& auth,
   }
   reset_carrier(std::move(auth), now_);
   ProofMessage resumed;
-  resumed.received = received_position();
-  resumed.limit = receive_limit();
+  resumed.received = receiver_.position();
+  resumed.limit = receiver_.limit();
   resumed.proof = resume_proof(proof_key_, false, id_, client_nonce, server_nonce, resumed.received,
                                resumed.limit);
   send_control(FrameType::Resumed, encode(resumed));

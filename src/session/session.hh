@@ -11,6 +11,8 @@
 // positions; ACKs carry the receiver's position; written bytes stay in a
 // bounded ReplayBuffer until acknowledged; after a reconnection each end states
 // its position (authenticated) and the other resends exactly from there.
+// The two directions are SessionSender and SessionReceiver; this class holds
+// the carrier, the handshakes and the state.
 //
 // Client: made by the owner, which connects a carrier whenever
 // wants_carrier(now) and calls attach_carrier(). Server: made by
@@ -26,17 +28,16 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <utility>
 
 #include "session/blocked_timer.hh"
 #include "session/control_auth.hh"
 #include "session/frame_codec.hh"
 #include "session/reconnect_backoff.hh"
-#include "session/replay_buffer.hh"
 #include "session/session_config.hh"
 #include "session/session_messages.hh"
+#include "session/session_receiver.hh"
+#include "session/session_sender.hh"
 #include "session/session_stats.hh"
-#include "stream/byte_stream.hh"
 #include "util/time.hh"
 
 namespace tinytcp::session {
@@ -74,10 +75,10 @@ class Session {
   // its next resume, or forgets a session it never confirmed).
   void abort(AbortReason reason);
   // In-order received bytes (at the ring's wrap point, the part before it).
-  std::string_view readable() const { return received_.peek(); }
+  std::string_view readable() const { return receiver_.readable(); }
   void consume(size_t n);
   // The peer half-closed and every byte it sent has been read.
-  bool peer_finished() const { return peer_fin_ && received_.bytes_buffered() == 0; }
+  bool peer_finished() const { return receiver_.finished(); }
 
   // Carrier side.
   // Client: a new carrier is connected (it replaces any current one).
@@ -136,16 +137,11 @@ class Session {
   void fail(std::string error);
 
  private:
-  // Sequence space of a direction: data bytes, then 1 for the FIN.
-  uint64_t received_position() const { return received_.bytes_pushed() + (peer_fin_ ? 1 : 0); }
-  uint64_t receive_limit() const { return received_.bytes_popped() + received_.capacity(); }
-  uint64_t max_sent_position() const { return max_sent_ + (fin_ever_sent_ ? 1 : 0); }
   size_t pending_output() const { return out_.size() - out_pos_; }
   bool carrier_usable() const { return has_carrier_ && !carrier_failed_; }
   bool flowing() const {
     return carrier_usable() && (state_ == State::Open || state_ == State::Closed);
   }
-  bool has_unsent() const;
 
   void see(Instant now);
   void reset_carrier(ControlAuth&& auth, Instant now);
@@ -166,9 +162,7 @@ class Session {
   void on_fin(std::string_view body);
   void on_abort(std::string_view body);
   void end_aborted(std::string error);
-  std::optional<SessionDrop> check_peer_position(uint64_t received) const;
   void apply_peer_position(uint64_t received, uint64_t limit);
-  void on_acknowledged();
 
   SessionConfig config_;
   Role role_;
@@ -191,27 +185,14 @@ class Session {
   Instant last_sent_;
 
   // Sending direction.
-  ReplayBuffer replay_;
-  uint64_t send_next_ = 0;  // next data position to put on this carrier
-  uint64_t max_sent_ = 0;   // highest data position ever put on a carrier
-  uint64_t peer_limit_ = 0;
-  bool fin_requested_ = false;
-  bool fin_sent_ = false;  // on this carrier
-  bool fin_ever_sent_ = false;
-  bool fin_acked_ = false;
+  SessionSender sender_;
   bool fin_ack_told_ = false;  // this carrier carried our kFinAcked
   bool peer_done_ = false;     // the peer said kFinAcked
   bool ack_request_outstanding_ = false;
   std::optional<AbortReason> abort_requested_;  // abort() waits for the session to flow
-  // (end position of a write, when) for the age of the oldest unacked byte.
-  std::deque<std::pair<uint64_t, Instant>> write_times_;
 
   // Receiving direction.
-  stream::ByteStream received_;
-  bool peer_fin_ = false;
-  bool ack_due_ = false;
-  uint64_t last_ack_position_ = 0;
-  uint64_t last_ack_limit_ = 0;
+  SessionReceiver receiver_;
 
   // Time and reconnection.
   Instant now_;
