@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "common/sender_trace.hh"
 #include "common/stepped_connection.hh"
 #include "common/stream_client.hh"
 #include "common/stream_server.hh"
@@ -41,6 +42,7 @@ tcp::TcpConfig transfer_tcp_config(const TransportOptions& options) {
   config.congestion_control =
       options.cc.empty() ? default_congestion_control(options.transport) : options.cc;
   config.sack = options.sack;
+  config.delayed_ack = options.delayed_ack;
   config.send_buffer_bytes = 8 << 20;
   // The app fills whatever it may: let it fill about twice the window, so a
   // short path works in a few hundred KiB of ring instead of 8 MiB.
@@ -108,43 +110,6 @@ constexpr Duration kTickInterval = std::chrono::milliseconds(100);
 // sends and takes ACKs in between.
 constexpr size_t kOutputPerPass = 256 * 1024;
 
-// CSV of the sender's state, one row per change, at most one per millisecond
-// unless ssthresh moved (a loss response is always recorded).
-class TraceWriter {
- public:
-  explicit TraceWriter(const std::string& path) : file_(std::fopen(path.c_str(), "w")) {
-    if (file_ == nullptr) {
-      throw std::runtime_error(fmt::format("--trace {}: cannot create the file", path));
-    }
-    std::fputs("time_s,cwnd,ssthresh,srtt_ms,rto_ms,bytes_in_flight,retransmits\n", file_);
-  }
-  ~TraceWriter() { std::fclose(file_); }
-  TraceWriter(const TraceWriter&) = delete;
-  TraceWriter& operator=(const TraceWriter&) = delete;
-
-  void row(Instant now, const tcp::SenderState& s, uint64_t retransmits) {
-    if (!origin_) {
-      origin_ = now;
-    }
-    if (s.ssthresh == last_ssthresh_ && now - last_row_ < std::chrono::milliseconds(1)) {
-      return;
-    }
-    last_row_ = now;
-    last_ssthresh_ = s.ssthresh;
-    std::fprintf(file_, "%.6f,%llu,%llu,%.3f,%.3f,%llu,%llu\n", to_seconds(now - *origin_),
-                 static_cast<unsigned long long>(s.cwnd),
-                 static_cast<unsigned long long>(s.ssthresh), to_seconds(s.srtt) * 1e3,
-                 to_seconds(s.rto) * 1e3, static_cast<unsigned long long>(s.bytes_in_flight),
-                 static_cast<unsigned long long>(retransmits));
-  }
-
- private:
-  std::FILE* file_;
-  std::optional<Instant> origin_;
-  Instant last_row_;
-  uint64_t last_ssthresh_ = 0;
-};
-
 // ---------------------------------------------------------------- kernel
 
 class KernelConnection : public StreamConnection {
@@ -193,11 +158,7 @@ class StackConnection : public StreamConnection {
                   const std::string& trace_path)
       : runtime_(std::move(runtime)), id_(id) {
     if (!trace_path.empty()) {
-      trace_ = std::make_unique<TraceWriter>(trace_path);
-      runtime_->host().set_trace(id_, [this](Instant now, const tcp::SenderState& s) {
-        const auto* c = runtime_->host().connection(id_);
-        trace_->row(now, s, c != nullptr ? c->sender_stats().retransmitted_segments : 0);
-      });
+      SenderTrace::attach(std::make_shared<SenderTrace>(trace_path), runtime_->host(), id_);
     }
   }
 
@@ -299,7 +260,6 @@ class StackConnection : public StreamConnection {
   stack::SocketId id_;
   bool open_ = true;
   TransportStats last_;
-  std::unique_ptr<TraceWriter> trace_;
 };
 
 std::unique_ptr<StreamConnection> connect_stack(const TransportOptions& options, const HostPort& to,
@@ -354,7 +314,9 @@ std::optional<std::string> validate(const TransportOptions& options) {
     for (const auto& [flag, set] :
          {std::pair{"--impair/--loss/--delay/...", !options.impair.empty()},
           std::pair{"--pcap", !options.pcap.empty()}, std::pair{"--trace", !options.trace.empty()},
-          std::pair{"--no-sack", !options.sack}, std::pair{"--dev", !options.dev.empty()}}) {
+          std::pair{"--no-sack", !options.sack},
+          std::pair{"--no-delayed-ack", !options.delayed_ack},
+          std::pair{"--dev", !options.dev.empty()}}) {
       if (set) {
         return fmt::format("{} applies to the udp and tun transports, not kernel", flag);
       }
@@ -382,6 +344,8 @@ void add_transport_flags(CLI::App& app, TransportFlags& flags) {
                      " for udp/tun (default " + default_congestion_control("udp") +
                      "); for kernel any of /proc/sys/net/ipv4/tcp_available_congestion_control");
   app.add_flag("--no-sack", flags.no_sack, "Do not offer SACK (udp/tun)");
+  app.add_flag("--no-delayed-ack", flags.no_delayed_ack,
+               "Acknowledge every segment at once, not every second one or after 5 ms (udp/tun)");
   app.add_option("--loss", flags.loss, "Random loss each way, e.g. 5% (udp/tun)");
   app.add_option("--delay", flags.delay, "Added one-way delay, e.g. 10ms (udp/tun)");
   app.add_option("--jitter", flags.jitter, "Delay jitter, e.g. 2ms (udp/tun)");
@@ -402,6 +366,7 @@ void add_transport_flags(CLI::App& app, TransportFlags& flags) {
 Expected<TransportOptions, std::string> TransportFlags::finish() const {
   TransportOptions o = options;
   o.sack = !no_sack;
+  o.delayed_ack = !no_delayed_ack;
   std::string spec = o.impair;
   for (const auto& [key, value] :
        {std::pair{"loss", &loss}, std::pair{"delay", &delay}, std::pair{"jitter", &jitter},

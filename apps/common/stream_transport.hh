@@ -35,7 +35,8 @@ struct TransportOptions {
   std::string dev;                // tun: the device (default tun144)
   std::string cc;                 // congestion control; empty: the transport's default
   bool sack = true;
-  std::string impair;  // impairment spec for our transports, each direction
+  bool delayed_ack = true;  // false: every segment acknowledged at once
+  std::string impair;       // impairment spec for our transports, each direction
   std::string pcap;
   std::string trace;  // CSV file of the sender's state over time
   uint64_t seed = 1;
@@ -52,13 +53,14 @@ struct TransportOptions {
 std::optional<std::string> validate(const TransportOptions& options);
 
 // The command-line flags both file apps share: --transport, --dev, --cc,
-// --no-sack, --loss/--delay/--jitter/--reorder/--duplicate (each direction),
+// --no-sack, --no-delayed-ack, --loss/--delay/--jitter/--reorder/--duplicate (each direction),
 // --impair SPEC (the full impairment syntax), --seed, --pcap, --trace,
 // --robust.
 struct TransportFlags {
   TransportOptions options;
   std::string loss, delay, jitter, reorder, duplicate;
   bool no_sack = false;
+  bool no_delayed_ack = false;
 
   // The options with the impairment flags folded in, checked; or the error.
   Expected<TransportOptions, std::string> finish() const;

@@ -72,9 +72,6 @@ apps::TransportOptions finish_transport(const CommonFlags& f) {
   if (!t) {
     throw std::runtime_error(t.error());
   }
-  if (!t->trace.empty()) {
-    throw std::runtime_error("--trace: not supported by tt-perf yet (use file-send --trace)");
-  }
   return *t;
 }
 
@@ -187,6 +184,9 @@ int run(int argc, char** argv) {
   if (server->parsed()) {
     setup_logging(server_flags.quiet ? -1 : server_flags.verbose);
     const apps::TransportOptions t = finish_transport(server_flags);
+    if (!t.trace.empty()) {
+      throw std::runtime_error("--trace: records a client's sender; give it to the client");
+    }
     apps::PerfServer perf(t, static_cast<uint16_t>(listen_port), max_connections);
     spdlog::info("tt-perf server on port {} ({})", listen_port, t.transport);
     perf.run(g_stop);

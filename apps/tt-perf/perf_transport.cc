@@ -18,6 +18,7 @@
 #include <fmt/format.h>
 
 #include "common/robust_streams.hh"
+#include "common/sender_trace.hh"
 #include "runtime/stack_runtime.hh"
 
 namespace tinytcp::apps {
@@ -43,6 +44,9 @@ class CountingStackClient : public StreamClient, public PacketCounter {
     }
     port_ = to.port;
     runtime_ = std::make_shared<runtime::StackRuntime>(runtime);
+    if (!options.trace.empty()) {
+      trace_ = std::make_shared<SenderTrace>(options.trace);
+    }
   }
 
   std::unique_ptr<StreamEnd> connect(std::string& error) override {
@@ -51,6 +55,10 @@ class CountingStackClient : public StreamClient, public PacketCounter {
     if (!id) {
       error = fmt::format("cannot open a connection: {}", stack::to_string(id.error()));
       return nullptr;
+    }
+    if (trace_) {
+      // The first connection only: a CSV of one sender's state over time.
+      SenderTrace::attach(std::move(trace_), runtime->host(), *id);
     }
     return make_stack_stream([runtime]() -> stack::Host* { return &runtime->host(); },
                              [runtime] { return runtime->now(); }, [runtime] { runtime->flush(); },
@@ -77,6 +85,7 @@ class CountingStackClient : public StreamClient, public PacketCounter {
   wire::Ipv4Address remote_;
   uint16_t port_ = 0;
   std::shared_ptr<runtime::StackRuntime> runtime_;
+  std::shared_ptr<SenderTrace> trace_;  // until the first connection takes it
   LoopWatches watched_;
 };
 

@@ -19,6 +19,7 @@ struct Slot {
   uint64_t received = 0;  // of the current reply
   bool waiting = false;   // a request is out
   bool closing = false;   // rr: our FIN queued, waiting for the server's
+  bool failed = false;    // its connection failed: the slot is done
 };
 
 }  // namespace
@@ -47,6 +48,7 @@ PerfReport RequestWorkload::run(StreamClient& client, const std::atomic<bool>& s
     }
     s.channel->abort();
     s.channel.reset();
+    s.failed = true;
   };
   // A transaction on `s`: a new connection for crr (and rr's first).
   const auto begin = [&](Slot& s) {
@@ -73,7 +75,7 @@ PerfReport RequestWorkload::run(StreamClient& client, const std::atomic<bool>& s
     open = 0;
     for (auto& s : slots) {
       const bool time_left = PerfClock::now() < deadline;
-      if (!s.channel && !time_left) {
+      if (s.failed || (!s.channel && !time_left)) {
         continue;
       }
       ++open;

@@ -106,12 +106,36 @@ grep -q "Host counters" "$WORK/rr-udp.json" || fail "udp packets: method not sta
 # Loss, and stop-and-wait: one segment in flight, so each data segment (full
 # ones: TCP packs the 1000-byte messages) is acknowledged on its own, about
 # as many packets come back as go out.
-run echo-loss udp echo --messages 100 --gap 0-1ms --loss 5% --seed 3
+run echo-loss udp echo --messages 100 --gap 0-1ms --loss 5% --seed 3 --trace "$WORK/trace.csv"
 check echo-loss "$WORK/echo-loss.json" 'r["verified"]' 'r["transactions"] == 100'
+# --trace: the sender's state over time; at 5% loss some segment went again.
+python3 - "$WORK/trace.csv" <<'PY' || fail "--trace: $(head -5 "$WORK/trace.csv")"
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+assert list(rows[0].keys()) == ["time_s", "cwnd", "ssthresh", "srtt_ms", "rto_ms",
+                                "bytes_in_flight", "retransmits"], rows[0].keys()
+assert len(rows) >= 10, len(rows)
+times = [float(r["time_s"]) for r in rows]
+assert times == sorted(times) and times[0] == 0, "time must start at 0 and never go back"
+assert int(rows[-1]["retransmits"]) > 0, "no retransmission recorded at 5% loss"
+PY
 run saw udp messages --count 300 --size 1000 --cc fixed:1
 check saw "$WORK/saw.json" 'r["verified"]' 'r["cc"] == "fixed:1"' \
   '300000 / 1460 <= r["packets"]["sent"] <= 300 + 10' \
   'abs(r["packets"]["sent"] - r["packets"]["received"]) <= 5'
+# --no-delayed-ack on the receiving server: stop-and-wait no longer waits out
+# the 5 ms delayed ACK of each segment (about 1 s for these 206 segments).
+PORT[quick]=$(free_port)
+"$BIN/tt-perf" server --listen "${PORT[quick]}" --transport udp --no-delayed-ack \
+  >"$WORK/server-quick.out" 2>"$WORK/server-quick.err" &
+PIDS+=($!)
+wait_for "$WORK/server-quick.err" "tt-perf server on port"
+timeout 30 "$BIN/tt-perf" messages --to "127.0.0.1:${PORT[quick]}" --transport udp --json -q \
+  --count 300 --size 1000 --cc fixed:1 >"$WORK/saw-quick.json" 2>"$WORK/saw-quick.err" ||
+  fail "saw-quick: exit $?"
+check saw-quick "$WORK/saw-quick.json" 'r["verified"]'
+python3 -c 'import json,sys; q,d=(json.load(open(f))["seconds"] for f in sys.argv[1:]); print(f"stop-and-wait: {d:.3f} s with delayed ACKs, {q:.3f} s without"); sys.exit(not q < d / 2)' \
+  "$WORK/saw-quick.json" "$WORK/saw.json" || fail "--no-delayed-ack: stop-and-wait not faster"
 
 # A server that flips one echoed byte: echo must notice.
 bad_port=$(free_port)
@@ -171,5 +195,12 @@ bad rr --to 127.0.0.1:9 --bogus
 bad rr --to 127.0.0.1:9 --transport carrier-pigeon
 bad rr --to 127.0.0.1:9 --time -1
 bad stream
+bad rr --to 127.0.0.1:9 --transport kernel --trace "$WORK/k.csv"
+bad server --listen 9 --trace "$WORK/s.csv"
+bad rr --to 127.0.0.1:9 --transport kernel --no-delayed-ack
+# A refused connection ends the run with one error line (it used to call
+# through the failed slot's null channel).
+bad rr --to "127.0.0.1:$(free_port)" --transport kernel --time 0.2
+bad crr --to "127.0.0.1:$(free_port)" --transport kernel --time 0.2
 bad
 echo "PASS"
