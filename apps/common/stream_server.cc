@@ -116,7 +116,7 @@ class TunStreamServer : public StreamServer {
     auto runtime = runtime_;
     return make_stack_stream([runtime] { return &runtime->host(); },
                              [runtime] { return runtime->now(); }, [runtime] { runtime->flush(); },
-                             *id, info ? info->tuple.remote_ip.value : 0,
+                             *id, info ? info->tuple.remote_ip.v4().value : 0,
                              info ? info->tuple.remote_port : 0);
   }
 

@@ -1,9 +1,11 @@
 #pragma once
 
-// The Host's codec between IPv4 datagrams carrying TCP and the tcp/ layer's
-// abstract segments. Parsing drops and names what is wrong (one error per
+// The Host's codec between IPv4 or IPv6 datagrams carrying TCP and the tcp/
+// layer's abstract segments. Parsing drops and names what is wrong (one error per
 // reason, counted by the Host); serializing writes IPv4 header, TCP header,
 // options and payload into one caller buffer with both checksums correct.
+// The family of a datagram written is the tuple's; over IPv6 the TCP
+// checksum covers the RFC 8200 §8.1 pseudo-header.
 
 #include <cstdint>
 #include <string_view>
@@ -13,6 +15,7 @@
 #include "util/buffer.hh"
 #include "util/expected.hh"
 #include "wire/ipv4.hh"
+#include "wire/ipv6.hh"
 
 namespace tinytcp::stack {
 
@@ -22,7 +25,7 @@ struct InboundSegment {
 };
 
 enum class InboundError {
-  BadIpv4,     // parse_ipv4 failed (the IPv4 layer counts which way)
+  BadIpv4,     // parse_ipv4 (or parse_ipv6) failed
   NotTcp,      // another protocol: not for this codec
   Fragment,    // fragments are reassembled before the codec sees them
   BadTcp,      // parse_tcp failed (truncated, checksum, options, ...)
@@ -31,12 +34,18 @@ enum class InboundError {
 };
 const char* to_string(InboundError e);
 
+// An IPv4 datagram, or an IPv6 one whose TCP header follows the fixed header
+// (what we send; IPv6 with extension headers goes through the Host).
 Expected<InboundSegment, InboundError> parse_datagram(std::string_view datagram);
 // The same for a datagram whose IPv4 header is already parsed and verified.
 Expected<InboundSegment, InboundError> parse_segment(const wire::Ipv4View& ip);
+// The TCP segment `tcp` (the upper-layer bytes, past any extension headers)
+// of an IPv6 datagram with header `ip`.
+Expected<InboundSegment, InboundError> parse_segment(const wire::Ipv6Header& ip,
+                                                     std::string_view tcp);
 
-// Writes the IPv4 datagram of `segment` on `tuple` (local is the source);
-// false if it does not fit `out`.
+// Writes the IPv4 or IPv6 datagram of `segment` on `tuple` (local is the
+// source; `ttl` is the hop limit over IPv6); false if it does not fit `out`.
 bool serialize_datagram(const tcp::TcpSegment& segment, const FourTuple& tuple, uint8_t ttl,
                         BufferWriter& out);
 

@@ -1,7 +1,9 @@
 #pragma once
 
 // FourTuple: the identity of a TCP connection as the Host demultiplexes it
-// (RFC 9293 §3.3.2: local and remote address and port).
+// (RFC 9293 §3.3.2: local and remote address and port). Both addresses are
+// of one family (IpAddress carries it), so IPv4 and IPv6 connections never
+// share a tuple.
 
 #include <cstddef>
 #include <cstdint>
@@ -9,16 +11,17 @@
 
 #include <fmt/format.h>
 
-#include "wire/ipv4.hh"
+#include "stack/ip_address.hh"
 
 namespace tinytcp::stack {
 
 struct FourTuple {
-  wire::Ipv4Address local_ip;
+  IpAddress local_ip;
   uint16_t local_port = 0;
-  wire::Ipv4Address remote_ip;
+  IpAddress remote_ip;
   uint16_t remote_port = 0;
 
+  IpFamily family() const { return local_ip.family(); }
   // The same connection seen from the other end.
   FourTuple reversed() const { return {remote_ip, remote_port, local_ip, local_port}; }
 
@@ -33,7 +36,8 @@ struct FourTuple {
 // tuples can at worst lengthen one bucket chain of its own connections.
 struct FourTupleHash {
   size_t operator()(const FourTuple& t) const {
-    uint64_t h = (uint64_t{t.local_ip.value} << 32) | t.remote_ip.value;
+    // An IPv4 tuple hashes as it did before IPv6 (mix() is the address).
+    uint64_t h = (uint64_t{t.local_ip.mix()} << 32) | t.remote_ip.mix();
     h ^= (uint64_t{t.local_port} << 16 | t.remote_port) * 0x9e3779b97f4a7c15ull;
     h ^= h >> 29;
     h *= 0xbf58476d1ce4e5b9ull;

@@ -17,10 +17,6 @@ std::string make_secret(const std::string& given) {
   return given.size() >= 16 ? given : secure_random_bytes(32);
 }
 
-bool unicast(wire::Ipv4Address a) {
-  return !a.is_zero() && !a.is_limited_broadcast() && !a.is_multicast();
-}
-
 }  // namespace
 
 Host::Host(HostConfig config, Output output)
@@ -29,8 +25,11 @@ Host::Host(HostConfig config, Output output)
       isn_(make_secret(config_.secret) + "isn"),
       admission_(make_secret(config_.secret) + "cookies", config_.syn_cookies),
       ports_(make_secret(config_.secret) + "ports"),
+      fold_(make_secret(config_.secret) + "fold"),
       icmp_(config_.icmp, config_.address),
       reassembler_(config_.reassembly),
+      ipv6_(Ipv6Input::from(config_)),
+      tcp6_(Ipv6Input::tcp_config(config_.tcp)),
       time_wait_(config_.max_time_wait, 2 * config_.tcp.msl, config_.time_wait_ack_interval),
       out_buffer_(kMaxDatagram) {
   // Every SYN and SYN-ACK needs an HMAC (its ISN): set OpenSSL up now, not
@@ -77,7 +76,7 @@ void Host::transmit(SocketId id, const tcp::TcpSegment& segment) {
 }
 
 uint32_t Host::timestamp_offset(const FourTuple& tuple) const {
-  return isn_.timestamp_offset(tuple.local_ip.value, tuple.remote_ip.value);
+  return isn_.timestamp_offset(fold_(tuple.local_ip), fold_(tuple.remote_ip));
 }
 
 Host::Socket& Host::make_socket(const FourTuple& tuple, SocketId listener, Instant now,
@@ -88,12 +87,12 @@ Host::Socket& Host::make_socket(const FourTuple& tuple, SocketId listener, Insta
   socket->tuple = tuple;
   socket->parent = listener;
   if (!isn) {
-    isn = isn_.generate(tuple.local_ip.value, tuple.local_port, tuple.remote_ip.value,
+    isn = isn_.generate(fold_(tuple.local_ip), tuple.local_port, fold_(tuple.remote_ip),
                         tuple.remote_port, now);
   }
   socket->conn = std::make_unique<tcp::TcpConnection>(
-      config_.tcp, *isn, [this, id](const tcp::TcpSegment& seg) { transmit(id, seg); },
-      timestamp_offset(tuple));
+      tuple.family() == IpFamily::V6 ? tcp6_ : config_.tcp, *isn,
+      [this, id](const tcp::TcpSegment& seg) { transmit(id, seg); }, timestamp_offset(tuple));
   return sockets_.add(std::move(socket));
 }
 
@@ -160,6 +159,11 @@ void Host::after_activity(SocketId id, Instant now) {
 
 void Host::receive_datagram(std::string_view datagram, Instant now) {
   ++stats_.datagrams_in;
+  if (ipv6_ && !datagram.empty() && (static_cast<uint8_t>(datagram[0]) >> 4) == 6) {
+    on_ipv6(datagram, now);
+    events_.dispatch();
+    return;
+  }
   const auto ip = wire::parse_ipv4(datagram);
   if (!ip) {
     stats_.drops.count(HostDrop::BadIpv4);
@@ -223,16 +227,36 @@ void Host::on_icmp(const wire::Ipv4View& ip, Instant now) {
   } else if (!out.reply.empty()) {
     ++stats_.echo_replies;
     emit(out.reply);
-  } else if (const auto& frag = out.fragmentation_needed) {
-    const auto id = sockets_.connection(frag->tuple);
-    if (!id || !find(*id)->conn->on_path_mtu(frag->mtu, frag->seqno, now)) {
-      stats_.drops.count(HostDrop::IcmpStale);
-      SPDLOG_DEBUG("host: frag-needed for {} seq {}: not in flight", frag->tuple, frag->seqno);
-      return;
-    }
-    ++stats_.path_mtu_updates;
-    after_activity(*id, now);
+  } else if (out.fragmentation_needed) {
+    on_path_mtu(*out.fragmentation_needed, now);
   }
+}
+
+void Host::on_ipv6(std::string_view datagram, Instant now) {
+  const Ipv6Input::Outcome out = ipv6_->receive(datagram, now);
+  if (out.drop) {
+    stats_.drops.count(*out.drop);
+  }
+  if (!out.reply.empty()) {
+    ++(out.reply_is_error ? stats_.icmp_errors_sent : stats_.echo_replies);
+    emit(out.reply);
+  }
+  if (out.segment) {
+    on_segment(*out.segment, now);
+  } else if (out.packet_too_big) {
+    on_path_mtu(*out.packet_too_big, now);
+  }
+}
+
+void Host::on_path_mtu(const FragmentationNeeded& frag, Instant now) {
+  const auto id = sockets_.connection(frag.tuple);
+  if (!id || !find(*id)->conn->on_path_mtu(frag.mtu, frag.seqno, now)) {
+    stats_.drops.count(HostDrop::IcmpStale);
+    SPDLOG_DEBUG("host: path MTU for {} seq {}: not in flight", frag.tuple, frag.seqno);
+    return;
+  }
+  ++stats_.path_mtu_updates;
+  after_activity(*id, now);
 }
 
 void Host::send_reset(const InboundSegment& in) {
@@ -255,36 +279,40 @@ void Host::on_tcp(const wire::Ipv4View& ip, Instant now) {
     SPDLOG_DEBUG("host: drop TCP: {}", to_string(in.error()));
     return;
   }
-  if (const auto id = sockets_.connection(in->tuple)) {
-    find(*id)->conn->receive(in->segment, now);
+  on_segment(*in, now);
+}
+
+void Host::on_segment(const InboundSegment& in, Instant now) {
+  if (const auto id = sockets_.connection(in.tuple)) {
+    find(*id)->conn->receive(in.segment, now);
     after_activity(*id, now);
     return;
   }
-  const tcp::TcpSegment& seg = in->segment;
+  const tcp::TcpSegment& seg = in.segment;
   std::optional<tcp::Wrap32> isn;
-  if (time_wait_.contains(in->tuple)) {
-    const TimeWaitHandler::Answer answer = time_wait_.receive(*in, now, stats_);
+  if (time_wait_.contains(in.tuple)) {
+    const TimeWaitHandler::Answer answer = time_wait_.receive(in, now, stats_);
     if (answer.ack) {
-      send_segment(*answer.ack, in->tuple);
+      send_segment(*answer.ack, in.tuple);
     }
     if (answer.taken) {
       return;
     }
     isn = answer.isn;
   }
-  if (Socket* l = sockets_.listener(in->tuple.local_port)) {
+  if (Socket* l = sockets_.listener(in.tuple.local_port)) {
     Socket& listener = *l;
     if (seg.syn && !seg.ack && !seg.rst && !seg.fin) {
-      on_listener_syn(listener, *in, now, isn);
+      on_listener_syn(listener, in, now, isn);
       return;
     }
-    if (seg.ack && !seg.syn && !seg.rst && on_cookie_ack(listener, *in, now)) {
+    if (seg.ack && !seg.syn && !seg.rst && on_cookie_ack(listener, in, now)) {
       return;
     }
   }
   stats_.drops.count(HostDrop::NoConnection);
-  SPDLOG_DEBUG("host: no connection for {}", in->tuple);
-  send_reset(*in);
+  SPDLOG_DEBUG("host: no connection for {}", in.tuple);
+  send_reset(in);
 }
 
 void Host::on_listener_syn(Socket& listener, const InboundSegment& in, Instant now,
@@ -355,6 +383,12 @@ bool Host::on_cookie_ack(Socket& listener, const InboundSegment& in, Instant now
 
 void Host::tick(Instant now) {
   reassembler_.tick(now);
+  if (ipv6_) {
+    ipv6_->tick(now, [this](std::string_view datagram) {
+      ++stats_.icmp_errors_sent;
+      emit(datagram);
+    });
+  }
   time_wait_.expire(now);
   for (const SocketId id : timers_.take_due(now, sockets_)) {
     if (Socket* s = find(id); s != nullptr && s->conn) {
@@ -385,32 +419,40 @@ void Host::on_send_failed(std::string_view datagram, Instant now) {
 
 std::optional<Instant> Host::next_deadline() const {
   std::optional<Instant> next = timers_.next_deadline(sockets_);
-  if (const auto r = reassembler_.next_deadline(); r && (!next || *r < *next)) {
-    next = r;
-  }
-  if (const auto t = time_wait_.next_deadline(); t && (!next || *t < *next)) {
-    next = t;
+  for (const auto t : {reassembler_.next_deadline(), time_wait_.next_deadline(),
+                       ipv6_ ? ipv6_->next_deadline() : std::nullopt}) {
+    if (t && (!next || *t < *next)) {
+      next = t;
+    }
   }
   return next;
 }
 
 Expected<SocketId, SocketError> Host::connect(wire::Ipv4Address remote, uint16_t port,
                                               Instant now) {
-  if (!unicast(remote) || port == 0) {
+  return connect(IpAddress(remote), port, now);
+}
+
+Expected<SocketId, SocketError> Host::connect(const IpAddress& remote, uint16_t port, Instant now) {
+  if (!remote.is_unicast() || port == 0) {
     return make_unexpected(SocketError::BadAddress);
+  }
+  if (remote.is_v6() && !config_.ipv6) {
+    return make_unexpected(SocketError::NoAddressOfFamily);
   }
   if (sockets_.size() >= config_.max_sockets) {
     return make_unexpected(SocketError::TooManySockets);
   }
-  const auto local_port = ports_.allocate(config_.address, remote, port, [&](uint16_t candidate) {
-    const FourTuple tuple{config_.address, candidate, remote, port};
+  const IpAddress local = remote.is_v6() ? IpAddress(*config_.ipv6) : IpAddress(config_.address);
+  const auto local_port = ports_.allocate(local, remote, port, [&](uint16_t candidate) {
+    const FourTuple tuple{local, candidate, remote, port};
     return sockets_.listening(candidate) || sockets_.connection(tuple) ||
            time_wait_.contains(tuple);
   });
   if (!local_port) {
     return make_unexpected(SocketError::NoPortsFree);
   }
-  Socket& s = make_socket(FourTuple{config_.address, *local_port, remote, port}, 0, now);
+  Socket& s = make_socket(FourTuple{local, *local_port, remote, port}, 0, now);
   const SocketId id = s.id;
   s.conn->connect(now);
   after_activity(id, now);
@@ -435,26 +477,6 @@ Expected<SocketId, SocketError> Host::listen(uint16_t port, size_t backlog) {
   socket->listener = ListenQueue{port, backlog == 0 ? config_.default_backlog : backlog, 0, {}, {}};
   sockets_.add(std::move(socket));
   return id;
-}
-
-std::optional<SocketId> Host::accept(SocketId listener) {
-  Socket* l = find(listener);
-  if (l == nullptr || !l->listener) {
-    return std::nullopt;
-  }
-  while (!l->listener->ready.empty()) {
-    const SocketId id = l->listener->ready.front();
-    l->listener->ready.pop_front();
-    Socket* s = find(id);
-    if (s == nullptr) {
-      continue;
-    }
-    s->queued = false;
-    s->parent = 0;
-    s->announced_connected = true;
-    return id;
-  }
-  return std::nullopt;
 }
 
 std::string_view Host::peek(SocketId id) const {
@@ -564,25 +586,13 @@ void Host::abort(SocketId id, Instant now) {
   events_.dispatch();
 }
 
+std::optional<SocketId> Host::accept(SocketId listener) {
+  return sockets_.accept(listener);
+}
+
 std::optional<SocketInfo> Host::info(SocketId id) const {
   const Socket* s = find_open(id);
-  if (s == nullptr) {
-    return std::nullopt;
-  }
-  SocketInfo out;
-  out.tuple = s->tuple;
-  out.listener = s->listener.has_value();
-  if (s->conn) {
-    const tcp::TcpConnection& c = *s->conn;
-    out.state = c.state();
-    out.close_reason = c.close_reason();
-    out.readable_bytes = c.inbound().bytes_buffered();
-    out.writable_bytes = c.writable_bytes();
-    out.peer_finished = c.inbound().is_finished();
-  } else {
-    out.state = tcp::TcpState::Listen;
-  }
-  return out;
+  return s == nullptr ? std::nullopt : std::optional<SocketInfo>(socket_info(*s));
 }
 
 const tcp::TcpConnection* Host::connection(SocketId id) const {

@@ -1,7 +1,9 @@
 #pragma once
 
-// Host: one IPv4 address's worth of TCP/IP. It takes whole IPv4 datagrams in
-// (from a TUN device, the ARP interface over TAP, or the UDP tunnel), answers
+// Host: one IPv4 address's (and optionally one IPv6 address's) worth of
+// TCP/IP. It takes whole IPv4 and IPv6 datagrams in (from a TUN device, the
+// ARP/NDP interface over TAP, or the UDP tunnel; the IPv6 side is
+// Ipv6Input), answers
 // ping, refuses UDP with ICMP port unreachable and unknown protocols with
 // protocol unreachable, reassembles fragments, and demultiplexes TCP segments
 // by 4-tuple to TcpConnections, creating them for listeners (bounded SYN and
@@ -29,10 +31,12 @@
 
 #include "net/icmp_responder.hh"
 #include "net/ipv4_reassembler.hh"
+#include "stack/address_fold.hh"
 #include "stack/datagram_codec.hh"
 #include "stack/four_tuple.hh"
 #include "stack/host_types.hh"
 #include "stack/icmp_handler.hh"
+#include "stack/ipv6_input.hh"
 #include "stack/listener_admission.hh"
 #include "stack/port_allocator.hh"
 #include "stack/socket_events.hh"
@@ -73,6 +77,10 @@ class Host {
 
   // Socket API.
   Expected<SocketId, SocketError> connect(wire::Ipv4Address remote, uint16_t port, Instant now);
+  // To either family: from our IPv6 address to an IPv6 one
+  // (NoAddressOfFamily without HostConfig::ipv6).
+  Expected<SocketId, SocketError> connect(const IpAddress& remote, uint16_t port, Instant now);
+  // A listener takes connections to `port` on both our addresses.
   Expected<SocketId, SocketError> listen(uint16_t port, size_t backlog = 0);
   // A connection that completed its handshake on `listener`, if any.
   std::optional<SocketId> accept(SocketId listener);
@@ -104,6 +112,8 @@ class Host {
   const HostConfig& config() const { return config_; }
   const HostStats& stats() const { return stats_; }
   const net::IcmpResponderStats& icmp_stats() const { return icmp_.stats(); }
+  // The IPv6 side (null without HostConfig::ipv6): ICMPv6 and reassembly counters.
+  const Ipv6Input* ipv6_input() const { return ipv6_ ? &*ipv6_ : nullptr; }
   size_t socket_count() const { return sockets_.size(); }
   size_t connection_count() const { return sockets_.connection_count(); }
   // Connections with something of ours not yet delivered: every state before
@@ -117,6 +127,12 @@ class Host {
 
   void on_ipv4(const wire::Ipv4View& ip, std::string_view bytes, Instant now);
   void on_tcp(const wire::Ipv4View& ip, Instant now);
+  void on_ipv6(std::string_view datagram, Instant now);
+  // A TCP segment of either family: to its connection, TIME-WAIT entry or
+  // listener, or answered with a RST.
+  void on_segment(const InboundSegment& in, Instant now);
+  // A frag-needed or Packet Too Big about one of our segments.
+  void on_path_mtu(const FragmentationNeeded& frag, Instant now);
   void on_icmp(const wire::Ipv4View& ip, Instant now);
   void send_error(uint8_t type, uint8_t code, const wire::Ipv4View& ip, std::string_view bytes,
                   Instant now);
@@ -149,8 +165,11 @@ class Host {
   tcp::IsnGenerator isn_;
   ListenerAdmission admission_;
   PortAllocator ports_;
+  AddressFold fold_;  // addresses for the ISN and timestamp-offset functions
   IcmpHandler icmp_;
   net::Ipv4Reassembler reassembler_;
+  std::optional<Ipv6Input> ipv6_;
+  tcp::TcpConfig tcp6_;  // config_.tcp with the IPv6 MSS
   HostStats stats_;
 
   SocketTable sockets_;

@@ -16,6 +16,8 @@ const char* to_string(SocketError e) {
       return "not a listening socket";
     case SocketError::BadAddress:
       return "bad address";
+    case SocketError::NoAddressOfFamily:
+      return "no local address of that family";
     case SocketError::kCount:
       break;
   }
@@ -35,7 +37,7 @@ const char* to_string(HostDrop d) {
     case HostDrop::BadIcmp:
       return "bad ICMP";
     case HostDrop::IcmpStale:
-      return "ICMP frag-needed for no data in flight";
+      return "ICMP frag-needed or packet too big for no data in flight";
     case HostDrop::IcmpIgnored:
       return "ICMP ignored";
     case HostDrop::NoConnection:
@@ -48,6 +50,14 @@ const char* to_string(HostDrop d) {
       return "accept queue full";
     case HostDrop::SocketLimit:
       return "socket limit";
+    case HostDrop::BadIpv6:
+      return "bad IPv6";
+    case HostDrop::BadIpv6Chain:
+      return "IPv6 extension headers refused";
+    case HostDrop::NoNextHeader:
+      return "IPv6 no next header";
+    case HostDrop::Ndp:
+      return "neighbor discovery (not the host's)";
     case HostDrop::kCount:
       break;
   }

@@ -2,16 +2,12 @@
 
 namespace tinytcp::stack {
 
-namespace {
-
-tcp::CookieTuple cookie_tuple(const FourTuple& t) {
-  return tcp::CookieTuple{t.local_ip.value, t.local_port, t.remote_ip.value, t.remote_port};
-}
-
-}  // namespace
-
 ListenerAdmission::ListenerAdmission(const std::string& secret, bool syn_cookies)
-    : cookies_(secret), syn_cookies_(syn_cookies) {}
+    : fold_(secret), cookies_(secret), syn_cookies_(syn_cookies) {}
+
+tcp::CookieTuple ListenerAdmission::cookie_tuple(const FourTuple& t) const {
+  return tcp::CookieTuple{fold_(t.local_ip), t.local_port, fold_(t.remote_ip), t.remote_port};
+}
 
 ListenerAdmission::SynVerdict ListenerAdmission::on_syn(const ListenQueue& queue) const {
   if (queue.half_open < queue.backlog) {

@@ -18,6 +18,7 @@
 #include <optional>
 #include <string>
 
+#include "stack/address_fold.hh"
 #include "stack/datagram_codec.hh"
 #include "stack/host_types.hh"
 #include "tcp/syn_cookie.hh"
@@ -68,6 +69,9 @@ class ListenerAdmission {
   static bool on_handshake_complete(ListenQueue& queue, SocketId id);
 
  private:
+  tcp::CookieTuple cookie_tuple(const FourTuple& t) const;
+
+  AddressFold fold_;
   tcp::SynCookies cookies_;
   bool syn_cookies_;
 };

@@ -147,8 +147,8 @@ void PeerHosts::on_unknown(const PeerKey& from, std::string_view datagram, Insta
     }
     peer = create(from, {}, now);
   } else {
-    const tcp::CookieTuple tuple{in->tuple.local_ip.value, in->tuple.local_port,
-                                 in->tuple.remote_ip.value, in->tuple.remote_port};
+    const tcp::CookieTuple tuple{in->tuple.local_ip.v4().value, in->tuple.local_port,
+                                 in->tuple.remote_ip.v4().value, in->tuple.remote_port};
     if (!cookies_ || !cookies_->rebuild_syn(tuple, seg, now)) {
       stats_.drops.count(PeerDrop::BadCookie);
       return;

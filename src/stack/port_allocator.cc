@@ -11,21 +11,37 @@ PortAllocator::PortAllocator(std::string secret, uint16_t min_port, uint16_t max
   TINYTCP_CHECK(min_port > 0 && min_port <= max_port);
 }
 
-uint32_t PortAllocator::keyed_hash(std::string_view tag, wire::Ipv4Address local_ip,
-                                   wire::Ipv4Address remote_ip, uint16_t remote_port) const {
-  char buf[16];
+namespace {
+
+// An IPv4 address as before IPv6 (4 bytes, so its ports stay the same); an
+// IPv6 one as its 16 bytes.
+void write_address(BufferWriter& w, const IpAddress& a) {
+  if (a.is_v4()) {
+    w.u32(a.v4().value);
+    return;
+  }
+  for (const uint32_t word : a.words()) {
+    w.u32(word);
+  }
+}
+
+}  // namespace
+
+uint32_t PortAllocator::keyed_hash(std::string_view tag, const IpAddress& local_ip,
+                                   const IpAddress& remote_ip, uint16_t remote_port) const {
+  char buf[40];
   BufferWriter w(buf, sizeof buf);
   w.bytes(tag.substr(0, 2));
-  w.u32(local_ip.value);
-  w.u32(remote_ip.value);
+  write_address(w, local_ip);
+  write_address(w, remote_ip);
   w.u16(remote_port);
   const auto digest = hmac_sha256(secret_, w.written());
   return (uint32_t{digest[0]} << 24) | (uint32_t{digest[1]} << 16) | (uint32_t{digest[2]} << 8) |
          digest[3];
 }
 
-std::optional<uint16_t> PortAllocator::allocate(wire::Ipv4Address local_ip,
-                                                wire::Ipv4Address remote_ip, uint16_t remote_port,
+std::optional<uint16_t> PortAllocator::allocate(const IpAddress& local_ip,
+                                                const IpAddress& remote_ip, uint16_t remote_port,
                                                 const std::function<bool(uint16_t)>& in_use) {
   // RFC 6056 §3.3.4: offset = F(local, remote, secret1); index = G(..., secret2);
   // candidate = min + (offset + table[index] + i) % num_ephemeral.

@@ -12,7 +12,7 @@
 #include <optional>
 #include <string>
 
-#include "wire/ipv4.hh"
+#include "stack/ip_address.hh"
 
 namespace tinytcp::stack {
 
@@ -28,12 +28,12 @@ class PortAllocator {
 
   // A local port for a connection to remote_ip:remote_port from local_ip, the
   // first for which `in_use(port)` is false; nullopt when every port is taken.
-  std::optional<uint16_t> allocate(wire::Ipv4Address local_ip, wire::Ipv4Address remote_ip,
+  std::optional<uint16_t> allocate(const IpAddress& local_ip, const IpAddress& remote_ip,
                                    uint16_t remote_port,
                                    const std::function<bool(uint16_t)>& in_use);
 
  private:
-  uint32_t keyed_hash(std::string_view tag, wire::Ipv4Address local_ip, wire::Ipv4Address remote_ip,
+  uint32_t keyed_hash(std::string_view tag, const IpAddress& local_ip, const IpAddress& remote_ip,
                       uint16_t remote_port) const;
 
   std::string secret_;

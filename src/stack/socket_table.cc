@@ -4,6 +4,43 @@
 
 namespace tinytcp::stack {
 
+SocketInfo socket_info(const HostSocket& s) {
+  SocketInfo out;
+  out.tuple = s.tuple;
+  out.listener = s.listener.has_value();
+  if (s.conn) {
+    const tcp::TcpConnection& c = *s.conn;
+    out.state = c.state();
+    out.close_reason = c.close_reason();
+    out.readable_bytes = c.inbound().bytes_buffered();
+    out.writable_bytes = c.writable_bytes();
+    out.peer_finished = c.inbound().is_finished();
+  } else {
+    out.state = tcp::TcpState::Listen;
+  }
+  return out;
+}
+
+std::optional<SocketId> SocketTable::accept(SocketId listener) {
+  HostSocket* l = find(listener);
+  if (l == nullptr || !l->listener) {
+    return std::nullopt;
+  }
+  while (!l->listener->ready.empty()) {
+    const SocketId id = l->listener->ready.front();
+    l->listener->ready.pop_front();
+    HostSocket* s = find(id);
+    if (s == nullptr) {
+      continue;
+    }
+    s->queued = false;
+    s->parent = 0;
+    s->announced_connected = true;
+    return id;
+  }
+  return std::nullopt;
+}
+
 HostSocket& SocketTable::add(std::unique_ptr<HostSocket> socket) {
   HostSocket& ref = *socket;
   const SocketId id = ref.id;

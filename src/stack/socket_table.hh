@@ -42,6 +42,9 @@ struct HostSocket {
   uint64_t seen_writable = 0;  // writable_bytes at the last Writable, or lower since
 };
 
+// What info() reports of a socket.
+SocketInfo socket_info(const HostSocket& s);
+
 class SocketTable {
  public:
   // The id the next socket gets (never 0, never reused).
@@ -71,6 +74,9 @@ class SocketTable {
     return it == listener_by_port_.end() ? nullptr : find(it->second);
   }
   bool listening(uint16_t port) const { return listener_by_port_.count(port) > 0; }
+  // The next connection of `listener`'s accept queue, handed to the
+  // application (no longer the listener's child), if any.
+  std::optional<SocketId> accept(SocketId listener);
   // Connections a listener made that nobody accepted yet.
   std::vector<SocketId> children(SocketId listener) const;
 

@@ -477,7 +477,7 @@ class HostFuzzer {
     m.code = (how & 3) == 3 ? in_.u8() : kind.second;
     m.rest = in_.u16();
     m.data = quote;
-    deliver(icmp_datagram((how & 4) ? kRouter : flow.tuple.remote_ip, kLocal, m));
+    deliver(icmp_datagram((how & 4) ? kRouter : flow.tuple.remote_ip.v4(), kLocal, m));
   }
 
   BufferReader& in_;

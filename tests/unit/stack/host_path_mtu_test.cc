@@ -30,8 +30,8 @@ class PathMtuHosts : public TwoHosts {
     sent.total_length = 1500;
     sent.dont_fragment = true;
     sent.protocol = static_cast<uint8_t>(wire::IpProtocol::kTcp);
-    sent.src = tuple.local_ip;
-    sent.dst = tuple.remote_ip;
+    sent.src = tuple.local_ip.v4();
+    sent.dst = tuple.remote_ip.v4();
     wire::serialize(sent, q);
     q.u16(tuple.local_port);
     q.u16(tuple.remote_port);
