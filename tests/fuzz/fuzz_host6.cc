@@ -105,9 +105,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   stack::Host host(config, [&](std::string_view d) {
     check_output(d);
     last_sent.assign(d);
-    if (auto s = stack::parse_datagram(last_sent)) {
-      last_segment_bytes = last_sent;
-      last_segment = stack::parse_datagram(last_segment_bytes);
+    if (stack::parse_datagram(d)) {
+      last_segment_bytes.assign(d);
+      if (auto s = stack::parse_datagram(last_segment_bytes)) {
+        last_segment = *s;
+      }
     }
   });
   std::vector<stack::SocketId> ids;
@@ -129,7 +131,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       }
       case 1:
       case 2: {  // a TCP segment, maybe behind options or in fragments
-        const uint8_t how = in.u8();
+        const size_t how = in.u8();
         FourTuple tuple{IpAddress(kRemotes[how & 1]), static_cast<uint16_t>(40000 + (how >> 1 & 3)),
                         IpAddress(kLocal), kLocalPorts[(how >> 3) & 1]};
         tcp::TcpSegment seg;
@@ -144,8 +146,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         if ((how & 0x20) && last_segment) {
           // The peer of our last segment answers near its numbers.
           tuple = last_segment->tuple;
-          seg.ackno = last_segment->segment.seqno + (in.u8() % 64);
-          seg.seqno = last_segment->segment.ackno + (in.u8() % 64);
+          seg.ackno = last_segment->segment.seqno + uint32_t{in.u8()} % 64;
+          seg.seqno = last_segment->segment.ackno + uint32_t{in.u8()} % 64;
         }
         if (flags & 16) {
           seg.options.mss = in.u16();
@@ -166,7 +168,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                    opts + d.substr(wire::Ipv6Header::kSize));
         } else if (how & 0x80) {  // in two fragments, cut at a fuzzed multiple of 8
           const std::string body = d.substr(wire::Ipv6Header::kSize);
-          const size_t cut = std::min<size_t>(body.size(), 8u * (in.u8() % 8));
+          const size_t cut = std::min<size_t>(body.size(), 8 * (size_t{in.u8()} % 8));
           const uint32_t id = in.u8();
           for (const bool first : {true, false}) {
             std::string f(8, '\0');
@@ -185,7 +187,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       }
       case 3: {  // ICMPv6: echo or Packet Too Big about our last datagram
         wire::Icmpv6Message m;
-        const uint8_t kind = in.u8();
+        const size_t kind = in.u8();
         if (kind & 1) {
           m = wire::Icmpv6Message::echo(wire::icmpv6::kEchoRequest, in.u16(), in.u16(),
                                         in.bytes(in.u8()));
@@ -209,7 +211,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         }
         break;
       case 6: {  // the application
-        const uint8_t what = in.u8();
+        const size_t what = in.u8();
         if (what & 1) {
           if (const auto id = host.connect(IpAddress(kRemotes[what >> 1 & 1]), 80, now)) {
             ids.push_back(*id);
@@ -219,15 +221,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
           if (const auto a = host.accept(id)) {
             ids.push_back(*a);
           }
-          host.write(id, std::string(in.u8() * 16u, 'w'), now);
+          host.write(id, std::string(size_t{in.u8()} * 16, 'w'), now);
           char sink[4096];
           host.read(id, sink, sizeof sink, now);
         }
         break;
       }
       default:
-        if (!ids.empty() && (op & 0x80)) {
-          host.close(ids[op % ids.size()], now);
+        if (!ids.empty() && (op & 0x80) != 0) {
+          host.close(ids[size_t{op} % ids.size()], now);
         }
         break;
     }
