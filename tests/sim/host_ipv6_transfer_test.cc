@@ -1,5 +1,5 @@
 // Two whole Hosts, each with an IPv4 and an IPv6 address, over a seeded
-// lossy link on a manual clock: a transfer between their IPv6
+// lossy, reordering link on a manual clock: a transfer between their IPv6
 // addresses arrives byte-exact within bounded virtual time, as a table over
 // loss rates (issue 20). TINYTCP_SEED=<n> replays a run.
 
@@ -50,8 +50,9 @@ struct Outcome {
 };
 
 // Sends `size` bytes from the client to the server over IPv6 with `loss` on
-// both directions, 10 ms one way (in order: see the report of issue 20's
-// session 7 on a bare ACK in SYN-RECEIVED overtaking the SYN-ACK).
+// both directions, 10 ms one way plus up to 10 ms (reordering). The client
+// writes once ESTABLISHED: shutdown_write() in SYN-SENT deletes the TCB
+// (RFC 9293 §3.10.4, as Linux).
 Outcome transfer(double loss, size_t size, uint64_t seed) {
   Rng rng(seed);
   Instant now;
@@ -62,7 +63,8 @@ Outcome transfer(double loss, size_t size, uint64_t seed) {
       ++out.dropped;
       return;
     }
-    link.emplace(now + 10ms, std::make_pair(to, std::string(d)));
+    const auto extra = std::chrono::microseconds(rng.uniform(0, 10'000));
+    link.emplace(now + 10ms + extra, std::make_pair(to, std::string(d)));
   };
   Host server(config(1, kServer6), [&](std::string_view d) { send(0, d); });
   Host client(config(2, kClient6), [&](std::string_view d) { send(1, d); });
