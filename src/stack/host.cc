@@ -428,11 +428,6 @@ std::optional<Instant> Host::next_deadline() const {
   return next;
 }
 
-Expected<SocketId, SocketError> Host::connect(wire::Ipv4Address remote, uint16_t port,
-                                              Instant now) {
-  return connect(IpAddress(remote), port, now);
-}
-
 Expected<SocketId, SocketError> Host::connect(const IpAddress& remote, uint16_t port, Instant now) {
   if (!remote.is_unicast() || port == 0) {
     return make_unexpected(SocketError::BadAddress);
@@ -584,10 +579,6 @@ void Host::abort(SocketId id, Instant now) {
   }
   sockets_.release(id);
   events_.dispatch();
-}
-
-std::optional<SocketId> Host::accept(SocketId listener) {
-  return sockets_.accept(listener);
 }
 
 std::optional<SocketInfo> Host::info(SocketId id) const {

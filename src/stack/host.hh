@@ -76,14 +76,16 @@ class Host {
   std::optional<Instant> next_deadline() const;
 
   // Socket API.
-  Expected<SocketId, SocketError> connect(wire::Ipv4Address remote, uint16_t port, Instant now);
+  Expected<SocketId, SocketError> connect(wire::Ipv4Address remote, uint16_t port, Instant now) {
+    return connect(IpAddress(remote), port, now);
+  }
   // To either family: from our IPv6 address to an IPv6 one
   // (NoAddressOfFamily without HostConfig::ipv6).
   Expected<SocketId, SocketError> connect(const IpAddress& remote, uint16_t port, Instant now);
   // A listener takes connections to `port` on both our addresses.
   Expected<SocketId, SocketError> listen(uint16_t port, size_t backlog = 0);
   // A connection that completed its handshake on `listener`, if any.
-  std::optional<SocketId> accept(SocketId listener);
+  std::optional<SocketId> accept(SocketId listener) { return sockets_.accept(listener); }
   // Treats `listener` as having answered SYNs with cookies at `now`, so a
   // returning cookie ACK is accepted: for a Host created for a peer whose
   // SYN a gate Host with the same secret answered (PeerHosts).
