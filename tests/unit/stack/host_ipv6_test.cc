@@ -124,7 +124,10 @@ class Ipv6Hosts : public TwoHosts {
 };
 
 TEST_F(Ipv6Hosts, HandshakeAndDataBothWays) {
-  const auto [client, server] = connect6();
+  // Not a structured binding: a lambda below captures them (C++17 forbids that).
+  const auto ends = connect6();
+  const SocketId client = ends.first;
+  const SocketId server = ends.second;
   const SocketInfo info = *b_.info(client);
   EXPECT_EQ(info.tuple.family(), IpFamily::V6);
   EXPECT_EQ(info.tuple.local_ip, IpAddress(kB6));
@@ -353,7 +356,10 @@ class Ipv6PathMtu : public Ipv6Hosts {
 };
 
 TEST_F(Ipv6PathMtu, PacketTooBigLowersTheMss) {
-  const auto [client, server] = connect6();
+  // Not a structured binding: a lambda below captures them (C++17 forbids that).
+  const auto ends = connect6();
+  const SocketId client = ends.first;
+  const SocketId server = ends.second;
   drop_to_b_ = true;
   const std::string data(20'000, 'p');
   const size_t before = from_a_.size();
