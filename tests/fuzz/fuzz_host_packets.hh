@@ -108,12 +108,13 @@ inline std::string tcp_datagram(const stack::FourTuple& tuple, const wire::TcpHe
                                 std::string_view payload) {
   std::string segment(wire::TcpHeader::kMaxSize + payload.size(), '\0');
   BufferWriter w(segment.data(), segment.size());
-  if (!wire::serialize_tcp(header, payload, tuple.remote_ip.v4().value, tuple.local_ip.v4().value, w)) {
+  if (!wire::serialize_tcp(header, payload, tuple.remote_ip.v4().value, tuple.local_ip.v4().value,
+                           w)) {
     return {};
   }
   segment.resize(w.size());
-  return ipv4_datagram(ipv4_header(tuple.remote_ip.v4(), tuple.local_ip.v4(), wire::TcpHeader::kProtocol),
-                       segment);
+  return ipv4_datagram(
+      ipv4_header(tuple.remote_ip.v4(), tuple.local_ip.v4(), wire::TcpHeader::kProtocol), segment);
 }
 
 // An ICMP message from `src` to `dst`.
