@@ -9,8 +9,15 @@
 # for the cases that need the server to close first (TIME-WAIT).
 # The crafted client uses an address the client namespace's kernel does not own
 # (169.254.N.2), so that kernel never answers the servers' segments itself.
-# Usage: crafted_test.sh BIN_DIR. CRAFTED_TARGETS="linux tinytcp" (default both)
-# and CRAFTED_CASES="name ..." narrow a run. Skips (77) without root outside CI.
+# Each target runs the IPv4 cases (crafted/cases.py) and then the IPv6 ones
+# (crafted/cases6.py) from fd00:7474:N::2 to fd00:7474:N::9. On the veth the
+# client namespace has IPv6 off (disable_ipv6), so its kernel neither answers
+# neighbor solicitations for ::2 nor anything sent to it; the server namespace
+# has a permanent neighbor entry for ::2, so it never solicits, and no ICMPv6
+# rate limit (the cases provoke a dozen errors to one address in seconds).
+# Usage: crafted_test.sh BIN_DIR. CRAFTED_TARGETS="linux tinytcp" (default both),
+# CRAFTED_FAMILIES="4 6" (default both) and CRAFTED_CASES="name ..." narrow a
+# run. Skips (77) without root outside CI.
 set -euo pipefail
 BIN=$(cd "${1:?usage: $0 BIN_DIR}" && pwd)
 cd "$(dirname "$0")/../.."
@@ -21,6 +28,8 @@ tt_require ethtool
 /usr/bin/python3 -c "import scapy.layers.inet" 2>/dev/null || tt_skip "needs python3-scapy"
 
 targets=${CRAFTED_TARGETS:-linux tinytcp}
+families=${CRAFTED_FAMILIES:-4 6}
+has_family() { case " $families " in *" $1 "*) return 0 ;; esac; return 1; }
 case_args=()
 for c in ${CRAFTED_CASES:-}; do case_args+=(--case "$c"); done
 
@@ -30,10 +39,12 @@ ns_l="tt-crafted-$$-$RANDOM-l"
 work=$(mktemp -d /tmp/tt-crafted.XXXXXX)
 serve_pid=""
 echo_pid=""
+echo6_pid=""
 http_pid=""
 cleanup() {
   [ -n "$serve_pid" ] && kill "$serve_pid" 2>/dev/null || true
   [ -n "$echo_pid" ] && kill "$echo_pid" 2>/dev/null || true
+  [ -n "$echo6_pid" ] && kill "$echo6_pid" 2>/dev/null || true
   [ -n "$http_pid" ] && kill "$http_pid" 2>/dev/null || true
   for ns in "$ns_tt" "$ns_c" "$ns_l"; do ip netns del "$ns" 2>/dev/null || true; done
   rm -rf "$work"
@@ -68,24 +79,44 @@ for target in $targets; do
       for a in 169.254.152.2 169.254.152.3; do
         ip -n "$ns_l" neigh replace "$a" lladdr 02:00:00:00:98:01 dev vl nud permanent
       done
+      # IPv6: fd00:7474:152::9 on the server side; the client kernel takes no
+      # IPv6 at all, and fd00:7474:152::2 (the crafted client) is a permanent
+      # neighbor of the server.
+      ip netns exec "$ns_c" sysctl -qw net.ipv6.conf.vc.disable_ipv6=1
+      ip netns exec "$ns_l" sysctl -qw net.ipv6.conf.vl.disable_ipv6=0 net.ipv6.icmp.ratelimit=0
+      ip -n "$ns_l" -6 addr add fd00:7474:152::9/64 dev vl nodad
+      ip -n "$ns_l" -6 neigh replace fd00:7474:152::2 lladdr 02:00:00:00:98:01 dev vl nud permanent
       ip netns exec "$ns_l" /usr/bin/python3 "$HERE/linux_echo.py" 169.254.152.9 7 \
         >"$work/echo.out" 2>"$work/echo.err" &
       echo_pid=$!
+      ip netns exec "$ns_l" /usr/bin/python3 "$HERE/linux_echo.py" fd00:7474:152::9 7 \
+        >"$work/echo6.out" 2>"$work/echo6.err" &
+      echo6_pid=$!
       ip netns exec "$ns_l" /usr/bin/python3 -m http.server 80 --bind 169.254.152.9 \
         --directory "$work/www" >"$work/http.out" 2>"$work/http.err" &
       http_pid=$!
       for _ in $(seq 100); do grep -q "echo on" "$work/echo.out" && break; sleep 0.05; done
       grep -q "echo on" "$work/echo.out" || fail "the kernel echo server did not start"
+      for _ in $(seq 100); do grep -q "echo on" "$work/echo6.out" && break; sleep 0.05; done
+      grep -q "echo on" "$work/echo6.out" || fail "the kernel IPv6 echo server did not start"
       for _ in $(seq 100); do
         ip netns exec "$ns_l" ss -Hltn "sport = :80" | grep -q LISTEN && break
         sleep 0.05
       done
-      ip netns exec "$ns_c" /usr/bin/python3 "$HERE/run.py" --target linux --iface vc \
-        --ethernet 02:00:00:00:98:01 02:00:00:00:98:09 --src 169.254.152.2 \
-        --dst 169.254.152.9 --flood-src 169.254.152.3 "${case_args[@]}" || status=1
-      kill "$echo_pid" "$http_pid"
-      wait "$echo_pid" "$http_pid" 2>/dev/null || true
+      if has_family 4; then
+        ip netns exec "$ns_c" /usr/bin/python3 "$HERE/run.py" --target linux --iface vc \
+          --ethernet 02:00:00:00:98:01 02:00:00:00:98:09 --src 169.254.152.2 \
+          --dst 169.254.152.9 --flood-src 169.254.152.3 "${case_args[@]}" || status=1
+      fi
+      if has_family 6; then
+        ip netns exec "$ns_c" /usr/bin/python3 "$HERE/run.py" --target linux --iface vc \
+          --ethernet 02:00:00:00:98:01 02:00:00:00:98:09 --src fd00:7474:152::2 \
+          --dst fd00:7474:152::9 "${case_args[@]}" || status=1
+      fi
+      kill "$echo_pid" "$echo6_pid" "$http_pid"
+      wait "$echo_pid" "$echo6_pid" "$http_pid" 2>/dev/null || true
       echo_pid=""
+      echo6_pid=""
       http_pid=""
       ip netns del "$ns_c"
       ip netns del "$ns_l"
@@ -97,9 +128,15 @@ for target in $targets; do
       serve_pid=$!
       for _ in $(seq 200); do grep -q "serving on" "$work/serve.err" && break; sleep 0.05; done
       grep -q "serving on" "$work/serve.err" || fail "tt-serve did not start"
-      ip netns exec "$ns_tt" /usr/bin/python3 "$HERE/run.py" --target tinytcp --iface tun151 \
-        --src 169.254.151.2 --dst 169.254.151.9 --flood-src 169.254.151.3 "${case_args[@]}" ||
-        status=1
+      if has_family 4; then
+        ip netns exec "$ns_tt" /usr/bin/python3 "$HERE/run.py" --target tinytcp --iface tun151 \
+          --src 169.254.151.2 --dst 169.254.151.9 --flood-src 169.254.151.3 "${case_args[@]}" ||
+          status=1
+      fi
+      if has_family 6; then
+        ip netns exec "$ns_tt" /usr/bin/python3 "$HERE/run.py" --target tinytcp --iface tun151 \
+          --src fd00:7474:151::2 --dst fd00:7474:151::9 "${case_args[@]}" || status=1
+      fi
       kill -0 "$serve_pid" 2>/dev/null || fail "tt-serve died during the suite"
       kill "$serve_pid"
       wait "$serve_pid" || fail "tt-serve exit status"

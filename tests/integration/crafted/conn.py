@@ -5,13 +5,17 @@ SND.NXT, the server's IRS and RCV.NXT, the last window the server advertised.
 It sends exactly the segments a case asks for and records every segment of its
 4-tuple in both directions in the case's trace, which is printed when a case
 fails or is an expected failure, so the report shows the exchange itself.
+Over IPv6 (`Context.family` 6) the same segments go in IPv6 datagrams, and the
+ICMPv6 messages the server sends us are kept in `Context.icmp` for the cases
+of cases6.py.
 """
 import random
 import struct
 import time
 
-from wire import (ACK, OPT_SACK_PERM, PSH, RST, SYN, flag_names, ipv4, opt_mss,
+from wire import (ACK, OPT_SACK_PERM, PSH, RST, SYN, flag_names, ip_bytes, ipv4, opt_mss,
                   parse_segment, seq_add, seq_diff, tcp_segment)
+from wire6 import ICMPV6, TCP, ipv6, parse_icmpv6
 
 SYN_OPTIONS = opt_mss(1460) + OPT_SACK_PERM  # no window scale, no timestamps
 WINDOW = 65535
@@ -55,9 +59,11 @@ class Context:
         self.http_port = http_port
         self.target = target
         self.flood_src = flood_src
+        self.family = 6 if ":" in dst else 4
         self.trace = Trace()
         self.conns = []
         self.notes = []
+        self.icmp = []  # ICMPv6 messages from the server to us, in arrival order
         self._port = random.randrange(20000, 40000)
 
     def next_port(self):
@@ -77,6 +83,55 @@ class Context:
         self.trace = Trace()
         self.conns = []
         self.notes = []
+        self.icmp = []
+
+    def wrap(self, tcp):
+        """The IP datagram around a TCP segment of ours."""
+        if self.family == 6:
+            return ipv6(self.src, self.dst, tcp)
+        return ipv4(self.src, self.dst, tcp)
+
+    def receive(self, timeout, until_icmp=False):
+        """The next datagram from the server to us, as (time, bytes), or None.
+        ICMPv6 messages are kept in `icmp` (and traced) on the way; with
+        `until_icmp` the first one ends the wait (None)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            got = self.link.recv(max(deadline - time.monotonic(), 0))
+            if got is None:
+                return None
+            t, datagram = got
+            if self.family == 6:
+                if datagram[8:24] != ip_bytes(self.dst) or datagram[24:40] != ip_bytes(self.src):
+                    continue
+                if datagram[6] == ICMPV6:
+                    msg = parse_icmpv6(t, datagram)
+                    if msg is not None:
+                        self.icmp.append(msg)
+                        self.trace.lines.append(
+                            f"  {time.time() - self.trace.start:7.3f} < ICMPv6 type {msg.kind} "
+                            f"code {msg.code} field {msg.field} quote {len(msg.body)} bytes")
+                        if until_icmp:
+                            return None
+                    continue
+            elif datagram[12:16] != ip_bytes(self.dst) or datagram[16:20] != ip_bytes(self.src):
+                continue
+            return t, datagram
+
+    def expect_icmp(self, predicate, timeout, what):
+        """Waits for an ICMPv6 message satisfying `predicate` (TCP segments that
+        arrive meanwhile go to no connection); fails after `timeout`."""
+        deadline = time.monotonic() + timeout
+        seen = 0
+        while True:
+            for msg in self.icmp[seen:]:
+                if predicate(msg):
+                    return msg
+            seen = len(self.icmp)
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise CaseFailure(f"no {what} within {timeout} s")
+            self.receive(left, until_icmp=True)
 
 
 class Conn:
@@ -97,16 +152,19 @@ class Conn:
 
     # ---- sending ----
     def send(self, flags=ACK, seq=None, ack=None, payload=b"", window=WINDOW, options=b"",
-             data_offset=None, bad_checksum=False, raw=None, note=""):
+             data_offset=None, bad_checksum=False, raw=None, note="", wrap=None):
         """Sends one segment; seq and ack default to SND.NXT and RCV.NXT. `raw`
-        replaces the whole TCP part (for truncated headers)."""
+        replaces the whole TCP part (for truncated headers); `wrap`, if given,
+        turns the TCP bytes into the list of datagrams to send (extension
+        headers, fragments) instead of one plain IP datagram."""
         seq = self.snd_nxt if seq is None else seq
         ack = (self.rcv_nxt or 0) if ack is None else ack
         if raw is None:
             raw = tcp_segment(self.ctx.src, self.ctx.dst, self.sport, self.port, seq, ack,
                               flags, window, options, payload, data_offset, bad_checksum)
         self.ctx.trace.add(">", self, flags, seq, ack, window, len(payload), note)
-        self.link.send(ipv4(self.ctx.src, self.ctx.dst, raw))
+        for datagram in (wrap(raw) if wrap else [self.ctx.wrap(raw)]):
+            self.link.send(datagram)
 
     def data(self, payload, seq=None, advance=True, **kw):
         """Data with ACK+PSH at SND.NXT (or `seq`); advances SND.NXT past it."""
@@ -127,14 +185,18 @@ class Conn:
         deadline = time.monotonic() + timeout
         while True:
             left = deadline - time.monotonic()
-            got = self.link.recv(max(left, 0))
+            got = self.ctx.receive(max(left, 0))
             if got is None:
                 return False
             t, datagram = got
-            if datagram[9] != 6 or datagram[12:16] != _aton(self.ctx.dst) or \
-                    datagram[16:20] != _aton(self.ctx.src):
-                continue
-            ihl = (datagram[0] & 0xF) * 4
+            if self.ctx.family == 6:
+                if datagram[6] != TCP:  # the server's segments carry no extension headers
+                    continue
+                ihl = 40
+            else:
+                if datagram[9] != 6:
+                    continue
+                ihl = (datagram[0] & 0xF) * 4
             sport, dport = struct.unpack("!HH", datagram[ihl:ihl + 4])
             if sport != self.port or dport != self.sport:
                 continue
@@ -247,6 +309,3 @@ class Conn:
                     best = seg.ack
         return best
 
-
-def _aton(addr):
-    return bytes(int(x) for x in addr.split("."))

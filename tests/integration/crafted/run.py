@@ -5,6 +5,8 @@
            [--ethernet SRC_MAC DST_MAC] [--flood-src IP] [--case NAME ...] [--list]
 
 Run inside the namespace that holds IF (crafted_test.sh sets everything up).
+With IPv6 addresses (--src and --dst) it runs the IPv6 cases (cases6.py)
+instead of the IPv4 ones (cases.py).
 `--src` must be an address the namespace's kernel does not own, so that it
 never answers the server's segments itself. Prints one line per case
 (PASS / FAIL / XFAIL / XPASS) and the packet exchange of every case that did
@@ -18,6 +20,7 @@ import traceback
 sys.path.insert(0, __import__("os").path.dirname(__file__))
 
 from cases import CASES  # noqa: E402
+from cases6 import CASES6  # noqa: E402
 from conn import CaseFailure, Context  # noqa: E402
 from wire import Link  # noqa: E402
 
@@ -35,17 +38,20 @@ def main():
     p.add_argument("--case", action="append", default=[])
     p.add_argument("--list", action="store_true", help="print the cases and exit")
     args = p.parse_args()
+    family = 6 if args.dst and ":" in args.dst else 4
+    cases = CASES6 if family == 6 else CASES
 
     if args.list:
-        for c in CASES:
+        for c in CASES + CASES6:
             xf = "; ".join(f"xfail {t}: {r}" for t, r in c.xfail.items())
             print(f"{c.name} [{c.rfc}] {c.doc}" + (f" ({xf})" if xf else ""))
         return 0
 
-    unknown = set(args.case) - {c.name for c in CASES}
+    known = {c.name for c in CASES + CASES6}
+    unknown = set(args.case) - known
     if unknown:
         sys.exit(f"unknown case(s): {', '.join(sorted(unknown))}")
-    link_args = (args.iface, bool(args.ethernet), *(args.ethernet or (None, None)))
+    link_args = (args.iface, bool(args.ethernet), *(args.ethernet or (None, None)), family)
     link = Link(*link_args)
     ctx = Context(link, args.src, args.dst, args.port, args.target, args.flood_src,
                   args.http_port)
@@ -53,7 +59,7 @@ def main():
 
     counts = {"PASS": 0, "FAIL": 0, "XFAIL": 0, "XPASS": 0}
     started = time.monotonic()
-    for c in CASES:
+    for c in cases:
         if args.case and c.name not in args.case:
             continue
         ctx.new_case()

@@ -1,4 +1,4 @@
-"""Hand-made IPv4/TCP bytes and the raw link that carries them.
+"""Hand-made IPv4/TCP bytes and the raw link that carries them (IPv6 in wire6.py).
 
 Segments are built byte by byte here (not by scapy) so that a case can put
 exactly the malformation it wants on the wire: any data offset, option bytes
@@ -6,7 +6,8 @@ taken as given, a wrong checksum, a truncated header. What comes back is parsed
 by scapy. The link is an AF_PACKET socket bound to one interface of the test's
 namespace, so nothing is routed and nothing leaves it: on a TUN device it
 carries bare IPv4 datagrams, on a veth it adds an Ethernet header with fixed
-MAC addresses.
+MAC addresses. A link carries one family (`family` 4 or 6); the TCP checksum
+takes the pseudo-header of the addresses' family.
 """
 import random
 import select
@@ -16,12 +17,14 @@ import time
 from dataclasses import dataclass, field
 
 from scapy.layers.inet import IP, TCP
+from scapy.layers.inet6 import IPv6
 
 FIN, SYN, RST, PSH, ACK, URG = 0x01, 0x02, 0x04, 0x08, 0x10, 0x20
 MASK = 0xFFFFFFFF
 
 ETH_P_ALL = 0x0003
 ETH_P_IP = 0x0800
+ETH_P_IPV6 = 0x86DD
 PACKET_OUTGOING = 4
 SO_TIMESTAMPNS = 35
 SO_RCVBUFFORCE = 33
@@ -49,7 +52,15 @@ def checksum(data):
 
 
 def ip_bytes(addr):
-    return socket.inet_aton(addr)
+    """4 bytes of an IPv4 address, 16 of an IPv6 one."""
+    return socket.inet_pton(socket.AF_INET6 if ":" in addr else socket.AF_INET, addr)
+
+
+def pseudo_header(src, dst, proto, length):
+    """RFC 9293 §3.1 (IPv4) or RFC 8200 §8.1 (IPv6)."""
+    if ":" in src:
+        return ip_bytes(src) + ip_bytes(dst) + struct.pack("!I3xB", length, proto)
+    return ip_bytes(src) + ip_bytes(dst) + struct.pack("!BBH", 0, proto, length)
 
 
 def tcp_segment(src, dst, sport, dport, seq, ack, flags, window, options=b"", payload=b"",
@@ -63,8 +74,7 @@ def tcp_segment(src, dst, sport, dport, seq, ack, flags, window, options=b"", pa
     head = struct.pack("!HHIIBBHHH", sport, dport, seq & MASK, ack & MASK, data_offset << 4,
                        flags, window, 0, 0)
     seg = head + options + payload
-    pseudo = ip_bytes(src) + ip_bytes(dst) + struct.pack("!BBH", 0, 6, len(seg))
-    csum = checksum(pseudo + seg)
+    csum = checksum(pseudo_header(src, dst, 6, len(seg)) + seg)
     if bad_checksum:
         csum ^= 0x5A5A
     return seg[:16] + struct.pack("!H", csum) + seg[18:]
@@ -93,6 +103,8 @@ class Segment:
     ack: int
     window: int
     payload: bytes
+    size: int = 0  # the whole IP datagram
+    raw: bytes = b""  # the whole IP datagram (quoted by the ICMPv6 cases)
     mss: int = None
     wscale: int = None
     sack_permitted: bool = False
@@ -113,10 +125,10 @@ def flag_names(flags):
 
 
 def parse_segment(t, datagram):
-    pkt = IP(datagram)
+    pkt = IPv6(datagram) if datagram[0] >> 4 == 6 else IP(datagram)
     tcp = pkt[TCP]
     seg = Segment(t=t, flags=int(tcp.flags), seq=tcp.seq, ack=tcp.ack, window=tcp.window,
-                  payload=bytes(tcp.payload))
+                  payload=bytes(tcp.payload), size=len(datagram), raw=bytes(datagram))
     for option in tcp.options:
         name, value = option[0], option[1] if len(option) > 1 else None
         if name == "MSS":
@@ -135,13 +147,16 @@ def parse_segment(t, datagram):
 class Link:
     """Raw frames in and out of one interface of the test's namespace."""
 
-    def __init__(self, iface, ethernet=False, src_mac=None, dst_mac=None):
+    def __init__(self, iface, ethernet=False, src_mac=None, dst_mac=None, family=4):
         self.iface = iface
         self.ethernet = ethernet
+        self.family = family
+        self.ethertype = ETH_P_IPV6 if family == 6 else ETH_P_IP
         self.header = b""
         if ethernet:
             self.header = (bytes.fromhex(dst_mac.replace(":", "")) +
-                           bytes.fromhex(src_mac.replace(":", "")) + struct.pack("!H", ETH_P_IP))
+                           bytes.fromhex(src_mac.replace(":", "")) +
+                           struct.pack("!H", self.ethertype))
         self.sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_ALL))
         # Past net.core.rmem_max (root only), so a flood's answers do not
         # crowd out the ones a case waits for; our own frames never queue.
@@ -151,11 +166,12 @@ class Link:
         self.sock.bind((iface, 0))
 
     def send(self, datagram):
-        self.sock.sendto(self.header + datagram, (self.iface, ETH_P_IP))
+        self.sock.sendto(self.header + datagram, (self.iface, self.ethertype))
 
     def recv(self, timeout):
-        """Next IPv4 datagram that arrived on the interface, as (time, bytes), or
-        None after `timeout` seconds. Our own transmissions are skipped."""
+        """Next datagram of the link's family that arrived on the interface, as
+        (time, bytes), or None after `timeout` seconds. Our own transmissions
+        are skipped."""
         deadline = time.monotonic() + timeout
         while True:
             left = deadline - time.monotonic()
@@ -173,10 +189,10 @@ class Link:
                     sec, nsec = struct.unpack("qq", value[:16])
                     t = sec + nsec / 1e9
             if self.ethernet:
-                if len(data) < 14 or data[12:14] != b"\x08\x00":
+                if len(data) < 14 or data[12:14] != struct.pack("!H", self.ethertype):
                     continue
                 data = data[14:]
-            if len(data) >= 20 and data[0] >> 4 == 4:
+            if len(data) >= (40 if self.family == 6 else 20) and data[0] >> 4 == self.family:
                 return t, data
 
     def close(self):
