@@ -29,9 +29,9 @@ using SocketId = uint32_t;  // 0 is never a socket
 
 struct HostConfig {
   wire::Ipv4Address address;
-  // Our IPv6 address, if the Host answers on one too (Ipv6Input). IPv6
-  // connections announce an MSS 20 bytes below tcp.mss (MTU - 60 where
-  // tcp.mss is MTU - 40).
+  // Our IPv6 address (unicast, not IPv4-mapped), if the Host answers on one
+  // too (Ipv6Input). IPv6 connections announce an MSS 20 bytes below tcp.mss
+  // (MTU - 60 where tcp.mss is MTU - 40).
   std::optional<wire::Ipv6Address> ipv6;
   tcp::TcpConfig tcp;
   size_t max_sockets = 4096;  // connections and listeners together

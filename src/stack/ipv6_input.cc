@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 
 #include "util/buffer.hh"
+#include "util/check.hh"
 #include "wire/icmpv6.hh"
 
 namespace tinytcp::stack {
@@ -36,6 +37,10 @@ std::optional<Ipv6Input> Ipv6Input::from(const HostConfig& config) {
   if (!config.ipv6) {
     return std::nullopt;
   }
+  // One node's address, and not IPv4-mapped (stack::IpAddress reads that as
+  // IPv4, and it never appears on the wire).
+  TINYTCP_CHECK(!config.ipv6->is_unspecified() && !config.ipv6->is_multicast() &&
+                !config.ipv6->is_ipv4_mapped());
   return std::make_optional<Ipv6Input>(Config{config.icmpv6, config.reassembly6, config.ipv6_chain},
                                        *config.ipv6);
 }
@@ -69,7 +74,9 @@ Ipv6Input::Outcome Ipv6Input::on_datagram(const wire::Ipv6View& ip, std::string_
     return out;
   }
   // RFC 4291 §2.7: a multicast source is never valid; nothing answers it.
-  if (ip.header.src.is_multicast()) {
+  // An IPv4-mapped source (§2.5.5.2) never appears on the wire (RFC 4942
+  // §2.2; Linux's TCP drops it), and stack::IpAddress would read it as IPv4.
+  if (ip.header.src.is_multicast() || ip.header.src.is_ipv4_mapped()) {
     out.drop = HostDrop::BadAddress;
     return out;
   }

@@ -321,6 +321,12 @@ TEST_F(Ipv6Hosts, DropsAreCounted) {
   a_.receive_datagram(
       ipv6_datagram(*wire::Ipv6Address::parse("ff02::1"), kA6, wire::ipv6::kIcmpv6, "x"), now_);
   EXPECT_EQ(a_.stats().drops[HostDrop::BadAddress], 1u);
+  // An IPv4-mapped source never appears on the wire (RFC 4942 §2.2).
+  a_.receive_datagram(ipv6_datagram(*wire::Ipv6Address::parse("::ffff:10.0.0.2"), kA6,
+                                    wire::ipv6::kIcmpv6, echo_request("x")),
+                      now_);
+  EXPECT_EQ(a_.stats().drops[HostDrop::BadAddress], 2u);
+  EXPECT_TRUE(from_a_.empty());
   std::string bad = echo_request("x");
   bad[2] ^= 1;
   a_.receive_datagram(ipv6_datagram(kB6, kA6, wire::ipv6::kIcmpv6, bad), now_);
