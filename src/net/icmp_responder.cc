@@ -30,7 +30,9 @@ const char* to_string(IcmpSuppressed s) {
 }
 
 IcmpResponder::IcmpResponder(const Config& config)
-    : config_(config), tokens_(config.burst), buffer_(Ipv4Header::kMaxTotalLength) {}
+    : config_(config),
+      errors_(config.errors_per_second, config.burst),
+      buffer_(Ipv4Header::kMaxTotalLength) {}
 
 std::string_view IcmpResponder::build(Ipv4Address src, Ipv4Address dst,
                                       const IcmpMessage& message) {
@@ -82,17 +84,9 @@ bool IcmpResponder::may_send_error(const wire::Ipv4View& original, Instant now) 
       return suppress(IcmpSuppressed::AboutIcmpError);
     }
   }
-  // Token bucket, refilled from the time that passed since the last error.
-  if (refilled_once_) {
-    tokens_ = std::min(config_.burst,
-                       tokens_ + to_seconds(now - last_refill_) * config_.errors_per_second);
-  }
-  last_refill_ = now;
-  refilled_once_ = true;
-  if (tokens_ < 1.0) {
+  if (!errors_.take(now)) {
     return suppress(IcmpSuppressed::RateLimited);
   }
-  tokens_ -= 1.0;
   return true;
 }
 

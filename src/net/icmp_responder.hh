@@ -18,6 +18,7 @@
 
 #include "util/counters.hh"
 #include "util/time.hh"
+#include "util/token_bucket.hh"
 #include "wire/icmp.hh"
 #include "wire/ipv4.hh"
 
@@ -68,9 +69,7 @@ class IcmpResponder {
                          const wire::IcmpMessage& message);
 
   Config config_;
-  double tokens_;
-  Instant last_refill_;
-  bool refilled_once_ = false;
+  TokenBucket errors_;
   uint16_t next_id_ = 1;
   std::vector<char> buffer_;
   IcmpResponderStats stats_;

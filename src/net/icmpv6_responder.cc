@@ -70,7 +70,9 @@ std::optional<int> invoking_icmpv6_type(const wire::Ipv6View& original) {
 }  // namespace
 
 Icmpv6Responder::Icmpv6Responder(const Config& config)
-    : config_(config), tokens_(config.burst), buffer_(Ipv6Header::kSize + 0xffff) {}
+    : config_(config),
+      errors_(config.errors_per_second, config.burst),
+      buffer_(Ipv6Header::kSize + 0xffff) {}
 
 std::string_view Icmpv6Responder::build(const Ipv6Address& src, const Ipv6Address& dst,
                                         const Icmpv6Message& message) {
@@ -104,22 +106,6 @@ std::string_view Icmpv6Responder::echo_reply(const wire::Ipv6View& request,
       Icmpv6Message::echo(icmpv6::kEchoReply, echo.echo_id(), echo.echo_sequence(), echo.data));
 }
 
-bool Icmpv6Responder::take_token(Instant now) {
-  // RFC 4443 §2.4(f): a token bucket, refilled from the time that passed
-  // since the last error.
-  if (refilled_once_) {
-    tokens_ = std::min(config_.burst,
-                       tokens_ + to_seconds(now - last_refill_) * config_.errors_per_second);
-  }
-  last_refill_ = now;
-  refilled_once_ = true;
-  if (tokens_ < 1.0) {
-    return false;
-  }
-  tokens_ -= 1.0;
-  return true;
-}
-
 bool Icmpv6Responder::may_send_error(uint8_t type, uint8_t code, const wire::Ipv6View& original,
                                      bool link_multicast, Instant now) {
   const Ipv6Header& h = original.header;
@@ -147,7 +133,7 @@ bool Icmpv6Responder::may_send_error(uint8_t type, uint8_t code, const wire::Ipv
   if (!excepted && link_multicast) {
     return suppress(Icmpv6Suppressed::AboutLinkMulticast);
   }
-  if (!take_token(now)) {
+  if (!errors_.take(now)) {
     return suppress(Icmpv6Suppressed::RateLimited);
   }
   return true;

@@ -23,6 +23,7 @@
 
 #include "util/counters.hh"
 #include "util/time.hh"
+#include "util/token_bucket.hh"
 #include "wire/icmpv6.hh"
 #include "wire/ipv6.hh"
 
@@ -79,14 +80,11 @@ class Icmpv6Responder {
  private:
   bool may_send_error(uint8_t type, uint8_t code, const wire::Ipv6View& original,
                       bool link_multicast, Instant now);
-  bool take_token(Instant now);
   std::string_view build(const wire::Ipv6Address& src, const wire::Ipv6Address& dst,
                          const wire::Icmpv6Message& message);
 
   Config config_;
-  double tokens_;
-  Instant last_refill_;
-  bool refilled_once_ = false;
+  TokenBucket errors_;
   std::vector<char> buffer_;
   Icmpv6ResponderStats stats_;
 };

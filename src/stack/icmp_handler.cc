@@ -27,22 +27,35 @@ IcmpHandler::Outcome IcmpHandler::receive(const wire::Ipv4View& ip) {
   return out;
 }
 
+std::optional<FragmentationNeeded> FragmentationNeeded::from_quote(const IpAddress& ours,
+                                                                   const IpAddress& theirs,
+                                                                   std::string_view tcp_header,
+                                                                   uint32_t mtu) {
+  if (tcp_header.size() < 8) {
+    return std::nullopt;
+  }
+  BufferReader r(tcp_header);
+  const uint16_t src_port = r.u16();
+  const uint16_t dst_port = r.u16();
+  const tcp::Wrap32 seq{r.u32()};
+  return FragmentationNeeded{FourTuple{ours, src_port, theirs, dst_port}, seq, mtu};
+}
+
 IcmpHandler::Outcome IcmpHandler::on_fragmentation_needed(const wire::IcmpMessage& msg) const {
   Outcome out;
   const auto quote = wire::parse_icmp_quote(msg.data);
   if (!quote || quote->header.protocol != static_cast<uint8_t>(wire::IpProtocol::kTcp) ||
-      quote->header.src != address_ || quote->data.size() < 8) {
+      quote->header.src != address_) {
     out.drop = HostDrop::BadIcmp;
     return out;
   }
-  BufferReader r(quote->data);
-  const uint16_t src_port = r.u16();
-  const uint16_t dst_port = r.u16();
-  const tcp::Wrap32 seq{r.u32()};
   // RFC 1191 §4: a router that predates it sends 0; RFC 1191 §5 would guess
   // a plateau below the quoted length, Linux takes 552 (its min_pmtu).
-  out.fragmentation_needed = FragmentationNeeded{
-      FourTuple{address_, src_port, quote->header.dst, dst_port}, seq, msg.next_hop_mtu()};
+  out.fragmentation_needed =
+      FragmentationNeeded::from_quote(address_, quote->header.dst, quote->data, msg.next_hop_mtu());
+  if (!out.fragmentation_needed) {
+    out.drop = HostDrop::BadIcmp;
+  }
   return out;
 }
 

@@ -28,6 +28,13 @@ struct FragmentationNeeded {
   FourTuple tuple;    // the connection the quoted segment belongs to (ours first)
   tcp::Wrap32 seqno;  // the quoted segment's sequence number
   uint32_t mtu = 0;   // the next-hop MTU (0 from routers older than RFC 1191)
+
+  // From the first 8 bytes of a quoted TCP header that we sent from `ours`
+  // to `theirs` (ports and sequence number): both families' ICMP errors
+  // quote them. nullopt when fewer than 8 bytes were quoted.
+  static std::optional<FragmentationNeeded> from_quote(const IpAddress& ours,
+                                                       const IpAddress& theirs,
+                                                       std::string_view tcp_header, uint32_t mtu);
 };
 
 class IcmpHandler {

@@ -206,21 +206,18 @@ Ipv6Input::Outcome Ipv6Input::on_icmpv6(const wire::Ipv6View& ip, std::string_vi
 Ipv6Input::Outcome Ipv6Input::on_packet_too_big(const wire::Icmpv6Message& msg) const {
   Outcome out;
   const auto quote = wire::parse_icmpv6_quote(msg.data);
-  if (!quote || quote->protocol != wire::ipv6::kTcp || quote->header.src != address_ ||
-      quote->upper.size() < 8) {
+  if (!quote || quote->protocol != wire::ipv6::kTcp || quote->header.src != address_) {
     out.drop = HostDrop::BadIcmp;
     return out;
   }
-  BufferReader r(quote->upper);
-  const uint16_t src_port = r.u16();
-  const uint16_t dst_port = r.u16();
-  const tcp::Wrap32 seq{r.u32()};
   // RFC 8201 §4: a Packet Too Big below the IPv6 minimum MTU lowers the path
   // MTU to 1280, never less.
   const uint32_t mtu = std::max<uint32_t>(msg.mtu(), wire::ipv6::kMinimumMtu);
-  out.packet_too_big = FragmentationNeeded{
-      FourTuple{IpAddress(address_), src_port, IpAddress(quote->header.dst), dst_port}, seq,
-      mtu - kIpv6HeaderExtra};
+  out.packet_too_big = FragmentationNeeded::from_quote(
+      IpAddress(address_), IpAddress(quote->header.dst), quote->upper, mtu - kIpv6HeaderExtra);
+  if (!out.packet_too_big) {
+    out.drop = HostDrop::BadIcmp;
+  }
   return out;
 }
 
