@@ -11,6 +11,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
@@ -19,45 +20,161 @@
 
 namespace tinytcp::apps {
 
+std::string HostPort::to_string() const {
+  return host.find(':') != std::string::npos ? fmt::format("[{}]:{}", host, port)
+                                             : fmt::format("{}:{}", host, port);
+}
+
 HostPort parse_host_port(const std::string& text) {
-  const auto colon = text.rfind(':');
-  if (colon == std::string::npos || colon == 0 || colon + 1 == text.size()) {
-    throw std::invalid_argument(fmt::format("expected HOST:PORT, got '{}'", text));
+  std::string host;
+  std::string port_text;
+  if (!text.empty() && text.front() == '[') {
+    const auto close = text.find(']');
+    if (close == std::string::npos) {
+      throw std::invalid_argument(fmt::format("missing ']' in '{}' (expected [IPv6]:PORT)", text));
+    }
+    host = text.substr(1, close - 1);
+    in6_addr address{};
+    if (::inet_pton(AF_INET6, host.c_str(), &address) != 1) {
+      throw std::invalid_argument(fmt::format("bad IPv6 address '{}' in '{}'", host, text));
+    }
+    if (close + 1 >= text.size() || text[close + 1] != ':') {
+      throw std::invalid_argument(fmt::format("expected [IPv6]:PORT, got '{}'", text));
+    }
+    port_text = text.substr(close + 2);
+  } else {
+    const auto colon = text.rfind(':');
+    if (colon == std::string::npos || colon == 0) {
+      throw std::invalid_argument(fmt::format("expected HOST:PORT or [IPv6]:PORT, got '{}'", text));
+    }
+    host = text.substr(0, colon);
+    if (host.find_first_of(":[]") != std::string::npos) {
+      throw std::invalid_argument(
+          fmt::format("an IPv6 address goes in brackets: [ADDR]:PORT, got '{}'", text));
+    }
+    port_text = text.substr(colon + 1);
   }
-  const std::string port_text = text.substr(colon + 1);
   char* end = nullptr;
   const unsigned long port = std::strtoul(port_text.c_str(), &end, 10);
-  if (*end != '\0' || port == 0 || port > 65535) {
+  if (port_text.empty() || *end != '\0' || port == 0 || port > 65535 ||
+      !std::isdigit(static_cast<unsigned char>(port_text[0]))) {
     throw std::invalid_argument(fmt::format("bad port '{}' in '{}'", port_text, text));
   }
-  return HostPort{text.substr(0, colon), static_cast<uint16_t>(port)};
+  return HostPort{host, static_cast<uint16_t>(port)};
+}
+
+SocketAddress SocketAddress::of(const sockaddr_storage& storage, socklen_t length) {
+  SocketAddress a;
+  a.storage = storage;
+  a.length = length;
+  return a;
+}
+
+stack::IpAddress SocketAddress::ip() const {
+  if (family() == AF_INET) {
+    const auto& sa = reinterpret_cast<const sockaddr_in&>(storage);
+    return wire::Ipv4Address{ntohl(sa.sin_addr.s_addr)};
+  }
+  if (family() != AF_INET6) {
+    return {};
+  }
+  const auto& sa = reinterpret_cast<const sockaddr_in6&>(storage);
+  const uint8_t* b = sa.sin6_addr.s6_addr;
+  if (IN6_IS_ADDR_V4MAPPED(&sa.sin6_addr)) {
+    return wire::Ipv4Address::from_octets(b[12], b[13], b[14], b[15]);
+  }
+  wire::Ipv6Address v6;
+  std::memcpy(v6.bytes.data(), b, v6.bytes.size());
+  return v6;
+}
+
+uint16_t SocketAddress::port() const {
+  if (family() == AF_INET) {
+    return ntohs(reinterpret_cast<const sockaddr_in&>(storage).sin_port);
+  }
+  if (family() == AF_INET6) {
+    return ntohs(reinterpret_cast<const sockaddr_in6&>(storage).sin6_port);
+  }
+  return 0;
+}
+
+std::string SocketAddress::to_string() const {
+  const stack::IpAddress address = ip();
+  return address.is_v6() ? fmt::format("[{}]:{}", address.to_string(), port())
+                         : fmt::format("{}:{}", address.to_string(), port());
+}
+
+SocketAddress resolve(const HostPort& endpoint) {
+  SocketAddress out;
+  in_addr v4{};
+  in6_addr v6{};
+  if (::inet_pton(AF_INET, endpoint.host.c_str(), &v4) == 1) {
+    auto& sa = reinterpret_cast<sockaddr_in&>(out.storage);
+    sa.sin_family = AF_INET;
+    sa.sin_addr = v4;
+    sa.sin_port = htons(endpoint.port);
+    out.length = sizeof sa;
+    return out;
+  }
+  if (::inet_pton(AF_INET6, endpoint.host.c_str(), &v6) == 1) {
+    auto& sa = reinterpret_cast<sockaddr_in6&>(out.storage);
+    sa.sin6_family = AF_INET6;
+    sa.sin6_addr = v6;
+    sa.sin6_port = htons(endpoint.port);
+    out.length = sizeof sa;
+    return out;
+  }
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  const std::string port = std::to_string(endpoint.port);
+  if (const int rc = ::getaddrinfo(endpoint.host.c_str(), port.c_str(), &hints, &found); rc != 0) {
+    throw std::runtime_error(
+        fmt::format("cannot resolve {}: {}", endpoint.host, ::gai_strerror(rc)));
+  }
+  // The first IPv4 address, else the first IPv6 one.
+  const addrinfo* pick = nullptr;
+  for (const addrinfo* a = found; a != nullptr; a = a->ai_next) {
+    if ((a->ai_family == AF_INET || a->ai_family == AF_INET6) &&
+        (pick == nullptr || (pick->ai_family == AF_INET6 && a->ai_family == AF_INET))) {
+      pick = a;
+    }
+  }
+  if (pick != nullptr && pick->ai_addrlen <= sizeof out.storage) {
+    std::memcpy(&out.storage, pick->ai_addr, pick->ai_addrlen);
+    out.length = pick->ai_addrlen;
+  }
+  ::freeaddrinfo(found);
+  if (out.length == 0) {
+    throw std::runtime_error(fmt::format("cannot resolve {}", endpoint.host));
+  }
+  return out;
+}
+
+std::string resolve_address(const std::string& host) {
+  return resolve(HostPort{host, 0}).ip().to_string();
+}
+
+std::string udp_device(const HostPort& to) {
+  return "udp:" + resolve(to).to_string();
 }
 
 int connect_tcp(const HostPort& to, Duration timeout, const std::string& congestion_control) {
-  addrinfo hints{};
-  hints.ai_family = AF_INET;
-  hints.ai_socktype = SOCK_STREAM;
-  addrinfo* found = nullptr;
-  const std::string port = std::to_string(to.port);
-  if (const int rc = ::getaddrinfo(to.host.c_str(), port.c_str(), &hints, &found); rc != 0) {
-    throw std::runtime_error(fmt::format("cannot resolve {}: {}", to.host, ::gai_strerror(rc)));
-  }
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  const SocketAddress address = resolve(to);
+  const int fd = ::socket(address.family(), SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (fd < 0) {
-    ::freeaddrinfo(found);
     throw std::runtime_error(fmt::format("socket: {}", std::strerror(errno)));
   }
   if (!congestion_control.empty() &&
       ::setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, congestion_control.data(),
                    static_cast<socklen_t>(congestion_control.size())) != 0) {
     const int error = errno;
-    ::freeaddrinfo(found);
     ::close(fd);
     throw std::invalid_argument(fmt::format("kernel congestion control '{}': {}",
                                             congestion_control, std::strerror(error)));
   }
-  int rc = ::connect(fd, found->ai_addr, found->ai_addrlen);
-  ::freeaddrinfo(found);
+  int rc = ::connect(fd, address.get(), address.length);
   int error = rc == 0 ? 0 : errno;
   if (rc != 0 && error == EINPROGRESS) {
     pollfd p{fd, POLLOUT, 0};
@@ -72,39 +189,63 @@ int connect_tcp(const HostPort& to, Duration timeout, const std::string& congest
   if (error != 0) {
     ::close(fd);
     throw std::runtime_error(
-        fmt::format("cannot reach {}:{}: {}", to.host, to.port, std::strerror(error)));
+        fmt::format("cannot reach {}: {}", to.to_string(), std::strerror(error)));
   }
   const int one = 1;
   ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
   return fd;
 }
 
-int listen_tcp(uint16_t port, int backlog) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+int listen_tcp(const SocketAddress& at, int backlog, bool nonblocking) {
+  const int fd =
+      ::socket(at.family(), SOCK_STREAM | SOCK_CLOEXEC | (nonblocking ? SOCK_NONBLOCK : 0), 0);
   if (fd < 0) {
-    throw std::runtime_error(fmt::format("socket: {}", std::strerror(errno)));
+    throw std::runtime_error(
+        fmt::format("cannot listen on {}: socket: {}", at.to_string(), std::strerror(errno)));
   }
   const int one = 1;
   ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(port);
-  addr.sin_addr.s_addr = htonl(INADDR_ANY);
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
-      ::listen(fd, backlog) != 0) {
+  if (at.family() == AF_INET6) {
+    // [::] takes IPv4 clients too; a specific IPv6 address only its own.
+    const auto& sa = reinterpret_cast<const sockaddr_in6&>(at.storage);
+    const int v6only = IN6_IS_ADDR_UNSPECIFIED(&sa.sin6_addr) ? 0 : 1;
+    ::setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &v6only, sizeof v6only);
+  }
+  if (::bind(fd, at.get(), at.length) != 0 || ::listen(fd, backlog) != 0) {
     const int error = errno;
     ::close(fd);
     throw std::runtime_error(
-        fmt::format("cannot listen on port {}: {}", port, std::strerror(error)));
+        fmt::format("cannot listen on {}: {}", at.to_string(), std::strerror(error)));
   }
   return fd;
 }
 
+int listen_tcp(uint16_t port, int backlog) {
+  SocketAddress any;
+  auto& sa6 = reinterpret_cast<sockaddr_in6&>(any.storage);
+  sa6.sin6_family = AF_INET6;
+  sa6.sin6_port = htons(port);
+  any.length = sizeof sa6;
+  const int probe = ::socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (probe < 0 && errno == EAFNOSUPPORT) {
+    // A kernel without IPv6: 0.0.0.0 as before.
+    any = SocketAddress{};
+    auto& sa = reinterpret_cast<sockaddr_in&>(any.storage);
+    sa.sin_family = AF_INET;
+    sa.sin_port = htons(port);
+    sa.sin_addr.s_addr = htonl(INADDR_ANY);
+    any.length = sizeof sa;
+  } else if (probe >= 0) {
+    ::close(probe);
+  }
+  return listen_tcp(any, backlog);
+}
+
 uint16_t local_port(int fd) {
-  sockaddr_in addr{};
+  sockaddr_storage addr{};
   socklen_t len = sizeof addr;
   ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  return ntohs(addr.sin_port);
+  return SocketAddress::of(addr, len).port();
 }
 
 KernelTcpInfo kernel_tcp_info(int fd) {
@@ -125,24 +266,6 @@ uint64_t kernel_unacknowledged(int fd) {
     return 0;
   }
   return static_cast<uint64_t>(queued);
-}
-
-std::string resolve_ipv4(const std::string& host) {
-  in_addr addr{};
-  if (::inet_pton(AF_INET, host.c_str(), &addr) == 1) {
-    return host;
-  }
-  addrinfo hints{};
-  hints.ai_family = AF_INET;
-  addrinfo* result = nullptr;
-  if (::getaddrinfo(host.c_str(), nullptr, &hints, &result) != 0 || result == nullptr) {
-    throw std::runtime_error(fmt::format("cannot resolve {}", host));
-  }
-  char text[INET_ADDRSTRLEN] = {};
-  const auto* sin = reinterpret_cast<const sockaddr_in*>(result->ai_addr);
-  ::inet_ntop(AF_INET, &sin->sin_addr, text, sizeof text);
-  ::freeaddrinfo(result);
-  return text;
 }
 
 }  // namespace tinytcp::apps

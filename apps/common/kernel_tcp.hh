@@ -4,32 +4,66 @@
 // file-recv (`--transport kernel`), and the kernel side of interop tests.
 // Errors are thrown as std::runtime_error with one line for the user.
 
+#include <netinet/in.h>
+#include <sys/socket.h>
+
 #include <cstdint>
 #include <string>
 
+#include "stack/ip_address.hh"
 #include "util/time.hh"
 
 namespace tinytcp::apps {
 
 struct HostPort {
-  std::string host;
+  std::string host;  // a name, a dotted quad or an IPv6 address (no brackets)
   uint16_t port = 0;
+  std::string to_string() const;  // "HOST:PORT", "[IPv6]:PORT"
 };
 
-// Parses "HOST:PORT"; throws std::invalid_argument with a clear message.
+// Parses "HOST:PORT" or "[IPv6]:PORT" (port 1-65535); throws
+// std::invalid_argument with a clear message: an IPv6 address without
+// brackets, a missing ']', a bad address in brackets, a bad port.
 HostPort parse_host_port(const std::string& text);
 
-// A dotted quad as is, or the first IPv4 address of a name; throws
-// std::runtime_error "cannot resolve NAME".
-std::string resolve_ipv4(const std::string& host);
+// A socket address of either family.
+struct SocketAddress {
+  sockaddr_storage storage{};
+  socklen_t length = 0;
+  int family() const { return storage.ss_family; }
+  const sockaddr* get() const { return reinterpret_cast<const sockaddr*>(&storage); }
+  // The address, an IPv4-mapped one (a dual-stack listener's IPv4 peer) as
+  // the IPv4 address it is, and the port.
+  stack::IpAddress ip() const;
+  uint16_t port() const;
+  std::string to_string() const;  // "a.b.c.d:PORT", "[IPv6]:PORT"
+  static SocketAddress of(const sockaddr_storage& storage, socklen_t length);
+};
+
+// HOST:PORT to a socket address. An address of either family is taken as
+// is; a name is looked up (getaddrinfo) and its first IPv4 address is used,
+// or its first IPv6 address when it has no IPv4 one: IPv4 first, so a name
+// reaches what it reached before IPv6. Throws std::runtime_error "cannot
+// resolve NAME".
+SocketAddress resolve(const HostPort& endpoint);
+// The address text of resolve(): a dotted quad or IPv6 text (no brackets).
+std::string resolve_address(const std::string& host);
+// The UDP tunnel device of StackRuntime for `to`: "udp:ADDR:PORT" or
+// "udp:[IPv6]:PORT", the name resolved as above.
+std::string udp_device(const HostPort& to);
 
 // Connects, waiting at most `timeout`; throws "cannot reach HOST:PORT: why".
 // `congestion_control` (e.g. "cubic", "bbr", "reno"; empty: the system
 // default) is set with TCP_CONGESTION before connecting.
 int connect_tcp(const HostPort& to, Duration timeout, const std::string& congestion_control = "");
 
-// Listens on 0.0.0.0:port (port 0 picks one); throws on failure.
+// Listens on both families (port 0 picks one): [::] with IPV6_V6ONLY off, so
+// IPv4 clients come in as IPv4-mapped addresses; 0.0.0.0 on a kernel
+// without IPv6. Throws on failure.
 int listen_tcp(uint16_t port, int backlog);
+// Listens on `at` (SO_REUSEADDR); "[::]:PORT" takes both families as above.
+// Throws "cannot listen on AT: why".
+int listen_tcp(const SocketAddress& at, int backlog, bool nonblocking = false);
 uint16_t local_port(int fd);
 
 // Kernel TCP counters of a connected socket (TCP_INFO).

@@ -35,7 +35,7 @@ void NameClaims::release(const std::string& name, const ClaimingFileSink& sink) 
 }
 
 ClaimingFileSink::ClaimingFileSink(NameClaims& claims, std::unique_ptr<proto::FileSink> inner,
-                                   uint32_t peer_address)
+                                   const stack::IpAddress& peer_address)
     : claims_(claims), inner_(std::move(inner)), peer_address_(peer_address) {}
 
 ClaimingFileSink::~ClaimingFileSink() {

@@ -6,7 +6,7 @@
 // A session claims a name when it opens the file's partial file, and gives it
 // up when the file is committed or discarded, or the session ends. A claim
 // on a name another session holds is refused ("busy"), unless the holder's
-// sender is on the same machine (the same IPv4 address): then it is the same
+// sender is on the same machine (the same IP address): then it is the same
 // sender starting over after it was killed or lost its link, and the new
 // session takes the name over at once: the holder lets go of the file first
 // (its pending writes finish and its partial file is closed, kept for the
@@ -24,6 +24,7 @@
 
 #include "common/posix_file.hh"
 #include "proto/file_source.hh"
+#include "stack/ip_address.hh"
 
 namespace tinytcp::apps {
 
@@ -47,14 +48,14 @@ class NameClaims {
 
 class ClaimingFileSink final : public proto::FileSink {
  public:
-  // `peer_address`: the IPv4 address of this session's sender.
+  // `peer_address`: the IP address of this session's sender.
   ClaimingFileSink(NameClaims& claims, std::unique_ptr<proto::FileSink> inner,
-                   uint32_t peer_address);
+                   const stack::IpAddress& peer_address);
   ~ClaimingFileSink() override;
   ClaimingFileSink(const ClaimingFileSink&) = delete;
   ClaimingFileSink& operator=(const ClaimingFileSink&) = delete;
 
-  uint32_t peer_address() const { return peer_address_; }
+  const stack::IpAddress& peer_address() const { return peer_address_; }
   // True once a newer session from the same sender took a name over from us.
   bool taken_over() const { return taken_over_; }
   // Called by NameClaims: lets go of the file now (pending writes finish, the
@@ -80,7 +81,7 @@ class ClaimingFileSink final : public proto::FileSink {
 
   NameClaims& claims_;
   std::unique_ptr<proto::FileSink> inner_;
-  uint32_t peer_address_;
+  stack::IpAddress peer_address_;
   std::string claimed_;  // the name held, empty: none
   bool taken_over_ = false;
 };

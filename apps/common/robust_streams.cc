@@ -100,7 +100,7 @@ struct ClientSession {
   Session session;
   std::unique_ptr<StreamEnd> carrier;
   std::string peer;
-  uint32_t peer_address = 0;
+  stack::IpAddress peer_address;
   std::optional<Instant> released_at;
   Instant last_active;       // the app's bytes moved either way, or the session was made
   uint64_t bytes_moved = 0;  // written + received, as of last_active
@@ -265,7 +265,7 @@ class ClientSessionEnd : public StreamEnd {
   }
 
   const std::string& peer() const override { return c_->peer; }
-  uint32_t peer_address() const override { return c_->peer_address; }
+  stack::IpAddress peer_address() const override { return c_->peer_address; }
 
   StepOutcome step(const PumpIo& io) override {
     const Instant now = io::monotonic_now();
@@ -365,7 +365,7 @@ class ServerCore {
     return progress;
   }
 
-  std::optional<std::pair<Handle, std::pair<std::string, uint32_t>>> next_opened() {
+  std::optional<std::pair<Handle, std::pair<std::string, stack::IpAddress>>> next_opened() {
     if (opened_.empty()) {
       return std::nullopt;
     }
@@ -373,7 +373,8 @@ class ServerCore {
     opened_.pop_front();
     const auto c = carrier_of_.find(h);
     const auto p = c != carrier_of_.end() ? peers_.find(c->second) : peers_.end();
-    return std::make_pair(h, p != peers_.end() ? p->second : std::pair<std::string, uint32_t>{});
+    return std::make_pair(
+        h, p != peers_.end() ? p->second : std::pair<std::string, stack::IpAddress>{});
   }
 
   std::string summary() const {
@@ -460,7 +461,7 @@ class ServerCore {
   std::unique_ptr<StreamServer> carriers_;
   SessionAcceptor acceptor_;
   std::map<CarrierId, std::unique_ptr<StreamEnd>> carrier_ends_;
-  std::map<CarrierId, std::pair<std::string, uint32_t>> peers_;
+  std::map<CarrierId, std::pair<std::string, stack::IpAddress>> peers_;
   std::map<Handle, CarrierId> carrier_of_;
   std::deque<Handle> opened_;
   CarrierId next_carrier_ = 1;
@@ -472,11 +473,11 @@ class ServerCore {
 class ServerSessionEnd : public StreamEnd {
  public:
   ServerSessionEnd(std::shared_ptr<ServerCore> core, ServerCore::Handle handle, std::string peer,
-                   uint32_t address)
+                   const stack::IpAddress& address)
       : core_(std::move(core)), handle_(handle), peer_(std::move(peer)), address_(address) {}
 
   const std::string& peer() const override { return peer_; }
-  uint32_t peer_address() const override { return address_; }
+  stack::IpAddress peer_address() const override { return address_; }
 
   StepOutcome step(const PumpIo& io) override {
     Session* s = core_->acceptor().session(handle_);
@@ -526,7 +527,7 @@ class ServerSessionEnd : public StreamEnd {
   std::shared_ptr<ServerCore> core_;
   ServerCore::Handle handle_;
   std::string peer_;
-  uint32_t address_;
+  stack::IpAddress address_;
 };
 
 class RobustServer : public StreamServer {

@@ -31,13 +31,15 @@ class StackStreamClient : public StreamClient {
   StackStreamClient(const TransportOptions& options, const HostPort& to) {
     runtime_options_ = runtime_options(options, false);
     if (options.transport == "udp") {
-      runtime_options_.dev = fmt::format("udp:{}:{}", resolve_ipv4(to.host), to.port);
+      runtime_options_.dev = udp_device(to);
       remote_ = tunnel_receiver_address();
     } else {
-      const auto address = wire::Ipv4Address::parse(to.host);
+      // tun: an IPv6 address connects over IPv6, from the Host's IPv6
+      // address on the device (when StackRuntime gives it one).
+      const auto address = stack::IpAddress::parse(to.host);
       if (!address) {
         throw std::runtime_error(
-            fmt::format("--to {}: the tun transport needs an IPv4 address", to.host));
+            fmt::format("--to {}: the tun transport needs an IP address", to.host));
       }
       remote_ = *address;
     }
@@ -57,8 +59,7 @@ class StackStreamClient : public StreamClient {
         [runtime, current]() -> stack::Host* {
           return *current == runtime.get() ? &runtime->host() : nullptr;
         },
-        [runtime] { return runtime->now(); }, [runtime] { runtime->flush(); }, *id, remote_.value,
-        port_);
+        [runtime] { return runtime->now(); }, [runtime] { runtime->flush(); }, *id, remote_, port_);
   }
 
   void wait(Duration max_wait) override { runtime_->loop().run_once(max_wait); }
@@ -95,7 +96,7 @@ class StackStreamClient : public StreamClient {
 
  private:
   runtime::RuntimeOptions runtime_options_;
-  wire::Ipv4Address remote_;
+  stack::IpAddress remote_;
   uint16_t port_ = 0;
   std::shared_ptr<runtime::StackRuntime> runtime_;
   std::shared_ptr<runtime::StackRuntime*> current_ =
@@ -111,15 +112,11 @@ class KernelStreamClient : public StreamClient {
  public:
   KernelStreamClient(const TransportOptions& options, const HostPort& to)
       : options_(options), polled_(std::make_shared<PollSet>()) {
-    to_.sin_family = AF_INET;
-    to_.sin_port = htons(to.port);
-    if (::inet_pton(AF_INET, resolve_ipv4(to.host).c_str(), &to_.sin_addr) != 1) {
-      throw std::runtime_error(fmt::format("--to {}: not an IPv4 address", to.host));
-    }
+    to_ = resolve(to);
   }
 
   std::unique_ptr<StreamEnd> connect(std::string& error) override {
-    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    const int fd = ::socket(to_.family(), SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     if (fd < 0) {
       error = fmt::format("cannot open a connection: socket: {}", std::strerror(errno));
       return nullptr;
@@ -132,13 +129,12 @@ class KernelStreamClient : public StreamClient {
       ::close(fd);
       return nullptr;
     }
-    if (::connect(fd, reinterpret_cast<const sockaddr*>(&to_), sizeof(to_)) != 0 &&
-        errno != EINPROGRESS) {
+    if (::connect(fd, to_.get(), to_.length) != 0 && errno != EINPROGRESS) {
       error = fmt::format("cannot open a connection: connect: {}", std::strerror(errno));
       ::close(fd);
       return nullptr;
     }
-    auto stream = make_kernel_stream(fd, polled_, ntohl(to_.sin_addr.s_addr), ntohs(to_.sin_port));
+    auto stream = make_kernel_stream(fd, polled_, to_.ip(), to_.port());
     // Until the handshake completes, POLLOUT says it did (or failed).
     (*polled_)[fd] = POLLIN | POLLOUT;
     return stream;
@@ -162,7 +158,7 @@ class KernelStreamClient : public StreamClient {
 
  private:
   TransportOptions options_;
-  sockaddr_in to_{};
+  SocketAddress to_;
   std::shared_ptr<PollSet> polled_;
   PollSet watched_;
 };

@@ -28,13 +28,14 @@ constexpr size_t kKernelReadBuffer = 256 * 1024;
 class StackStream : public StreamEnd {
  public:
   StackStream(std::function<stack::Host*()> host, std::function<Instant()> now,
-              std::function<void()> flush, stack::SocketId id, uint32_t address, uint16_t port)
+              std::function<void()> flush, stack::SocketId id, const stack::IpAddress& address,
+              uint16_t port)
       : host_(std::move(host)),
         now_(std::move(now)),
         flush_(std::move(flush)),
         id_(id),
         address_(address),
-        peer_(ipv4_text(address, port)) {}
+        peer_(endpoint_text(address, port)) {}
   ~StackStream() override {
     if (open_) {
       abort();
@@ -42,7 +43,7 @@ class StackStream : public StreamEnd {
   }
 
   const std::string& peer() const override { return peer_; }
-  uint32_t peer_address() const override { return address_; }
+  stack::IpAddress peer_address() const override { return address_; }
 
   StepOutcome step(const PumpIo& io) override {
     stack::Host* host = host_();
@@ -107,7 +108,7 @@ class StackStream : public StreamEnd {
   std::function<Instant()> now_;
   std::function<void()> flush_;
   stack::SocketId id_;
-  uint32_t address_;
+  stack::IpAddress address_;
   std::string peer_;
   bool open_ = true;
   uint64_t last_unacknowledged_ = 0;
@@ -115,15 +116,19 @@ class StackStream : public StreamEnd {
 
 class KernelStream : public StreamEnd {
  public:
-  KernelStream(int fd, std::shared_ptr<PollSet> polled, uint32_t address, uint16_t port)
-      : fd_(fd), polled_(std::move(polled)), address_(address), peer_(ipv4_text(address, port)) {
+  KernelStream(int fd, std::shared_ptr<PollSet> polled, const stack::IpAddress& address,
+               uint16_t port)
+      : fd_(fd),
+        polled_(std::move(polled)),
+        address_(address),
+        peer_(endpoint_text(address, port)) {
     (*polled_)[fd_] = POLLIN;
     unacknowledged_ = kernel_unacknowledged(fd_);
   }
   ~KernelStream() override { release(); }
 
   const std::string& peer() const override { return peer_; }
-  uint32_t peer_address() const override { return address_; }
+  stack::IpAddress peer_address() const override { return address_; }
 
   StepOutcome step(const PumpIo& io) override {
     StepOutcome out;
@@ -208,7 +213,7 @@ class KernelStream : public StreamEnd {
  private:
   int fd_;
   std::shared_ptr<PollSet> polled_;
-  uint32_t address_;
+  stack::IpAddress address_;
   std::string peer_;
   std::string buffer_;
   uint64_t unacknowledged_ = 0;
@@ -235,7 +240,7 @@ short poll_events(uint32_t events) {
                             ((events & io::EventLoop::kWritable) != 0 ? POLLOUT : 0));
 }
 
-std::string ipv4_text(uint32_t address, uint16_t port) {
+std::string endpoint_text(const stack::IpAddress& address, uint16_t port) {
   return stack::PeerKey{address, port}.to_string();
 }
 
@@ -285,13 +290,13 @@ StepOutcome step_stack_stream(stack::Host& host, stack::SocketId id, const PumpI
 std::unique_ptr<StreamEnd> make_stack_stream(std::function<stack::Host*()> host,
                                              std::function<Instant()> now,
                                              std::function<void()> flush, stack::SocketId id,
-                                             uint32_t address, uint16_t port) {
+                                             const stack::IpAddress& address, uint16_t port) {
   return std::make_unique<StackStream>(std::move(host), std::move(now), std::move(flush), id,
                                        address, port);
 }
 
 std::unique_ptr<StreamEnd> make_kernel_stream(int fd, std::shared_ptr<PollSet> polled,
-                                              uint32_t address, uint16_t port) {
+                                              const stack::IpAddress& address, uint16_t port) {
   return std::make_unique<KernelStream>(fd, std::move(polled), address, port);
 }
 

@@ -20,6 +20,7 @@
 #include "io/event_loop.hh"
 #include "session/session_stats.hh"
 #include "stack/host.hh"
+#include "stack/ip_address.hh"
 #include "util/time.hh"
 
 namespace tinytcp::apps {
@@ -40,10 +41,10 @@ StepOutcome step_stack_stream(stack::Host& host, stack::SocketId id, const PumpI
 class StreamEnd {
  public:
   virtual ~StreamEnd() = default;
-  // The other end, "a.b.c.d:port" (for udp the outer endpoint of its
-  // tunnel), and its IPv4 address alone (the machine it runs on).
+  // The other end, "a.b.c.d:port" or "[IPv6]:port" (for udp the outer
+  // endpoint of its tunnel), and its address alone (the machine it runs on).
   virtual const std::string& peer() const = 0;
-  virtual uint32_t peer_address() const = 0;
+  virtual stack::IpAddress peer_address() const = 0;
   // end == PeerClosed means the peer half-closed: stepping on still moves
   // our output (a forwarder relies on that).
   virtual StepOutcome step(const PumpIo& io) = 0;
@@ -73,7 +74,7 @@ class StreamEnd {
 std::unique_ptr<StreamEnd> make_stack_stream(std::function<stack::Host*()> host,
                                              std::function<Instant()> now,
                                              std::function<void()> flush, stack::SocketId id,
-                                             uint32_t address, uint16_t port);
+                                             const stack::IpAddress& address, uint16_t port);
 
 // The kernel sockets a loop polls, each with the events it waits for: POLLOUT
 // while output waits, POLLIN unless the endpoint holds input back.
@@ -82,7 +83,7 @@ using PollSet = std::map<int, short>;
 // Takes `fd` (a connected or connecting non-blocking TCP socket) and keeps
 // its entry of `polled` up to date.
 std::unique_ptr<StreamEnd> make_kernel_stream(int fd, std::shared_ptr<PollSet> polled,
-                                              uint32_t address, uint16_t port);
+                                              const stack::IpAddress& address, uint16_t port);
 
 // The fds that the owner of a StreamServer or StreamClient on an
 // io::EventLoop asked it to watch (their callbacks do nothing: they only
@@ -98,7 +99,7 @@ class LoopWatches {
 // io::EventLoop readiness bits as poll(2) events.
 short poll_events(uint32_t events);
 
-// "a.b.c.d:port".
-std::string ipv4_text(uint32_t address, uint16_t port);
+// "a.b.c.d:port" or "[IPv6]:port".
+std::string endpoint_text(const stack::IpAddress& address, uint16_t port);
 
 }  // namespace tinytcp::apps

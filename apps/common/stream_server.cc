@@ -116,7 +116,7 @@ class TunStreamServer : public StreamServer {
     auto runtime = runtime_;
     return make_stack_stream([runtime] { return &runtime->host(); },
                              [runtime] { return runtime->now(); }, [runtime] { runtime->flush(); },
-                             *id, info ? info->tuple.remote_ip.v4().value : 0,
+                             *id, info ? info->tuple.remote_ip : stack::IpAddress{},
                              info ? info->tuple.remote_port : 0);
   }
 
@@ -151,12 +151,13 @@ class KernelStreamServer : public StreamServer {
       return nullptr;
     }
     accept_paused_until_.reset();
-    sockaddr_in from{};
+    sockaddr_storage from{};
     socklen_t len = sizeof(from);
     const int fd =
         ::accept4(fd_, reinterpret_cast<sockaddr*>(&from), &len, SOCK_CLOEXEC | SOCK_NONBLOCK);
     if (fd >= 0) {
-      return make_kernel_stream(fd, polled_, ntohl(from.sin_addr.s_addr), ntohs(from.sin_port));
+      const SocketAddress peer = SocketAddress::of(from, len);
+      return make_kernel_stream(fd, polled_, peer.ip(), peer.port());
     }
     if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
       // Out of descriptors or memory: the connection waits in the kernel's

@@ -265,14 +265,14 @@ class StackConnection : public StreamConnection {
 std::unique_ptr<StreamConnection> connect_stack(const TransportOptions& options, const HostPort& to,
                                                 Duration timeout) {
   auto runtime_config = runtime_options(options, false);
-  wire::Ipv4Address remote = kTunnelReceiver;
+  stack::IpAddress remote = kTunnelReceiver;
   if (options.transport == "udp") {
-    runtime_config.dev = fmt::format("udp:{}:{}", resolve_ipv4(to.host), to.port);
+    runtime_config.dev = udp_device(to);
   } else {
-    const auto address = wire::Ipv4Address::parse(to.host);
+    const auto address = stack::IpAddress::parse(to.host);
     if (!address) {
       throw std::runtime_error(
-          fmt::format("--to {}: the tun transport needs an IPv4 address", to.host));
+          fmt::format("--to {}: the tun transport needs an IP address", to.host));
     }
     remote = *address;
   }
@@ -281,7 +281,7 @@ std::unique_ptr<StreamConnection> connect_stack(const TransportOptions& options,
   const auto id = host.connect(remote, to.port, runtime->now());
   if (!id) {
     throw std::runtime_error(
-        fmt::format("cannot reach {}:{}: {}", to.host, to.port, stack::to_string(id.error())));
+        fmt::format("cannot reach {}: {}", to.to_string(), stack::to_string(id.error())));
   }
   auto connection = std::make_unique<StackConnection>(runtime, *id, options.trace);
   const bool settled = runtime->run_until(
@@ -295,7 +295,7 @@ std::unique_ptr<StreamConnection> connect_stack(const TransportOptions& options,
     const std::string why = !settled ? fmt::format("no answer in {:.0f} s", to_seconds(timeout))
                             : info && info->close_reason ? tcp::to_string(*info->close_reason)
                                                          : "connection failed";
-    throw std::runtime_error(fmt::format("cannot reach {}:{}: {}", to.host, to.port, why));
+    throw std::runtime_error(fmt::format("cannot reach {}: {}", to.to_string(), why));
   }
   return connection;
 }

@@ -263,7 +263,8 @@ int run(int argc, char** argv) {
   bool quiet = false;
   app.add_option("file", path, "File or directory to send")->required();
   app.add_option("--to", to,
-                 "Receiver HOST:PORT (for --transport udp, the UDP port file-recv listens on)")
+                 "Receiver HOST:PORT or [IPv6]:PORT (for --transport udp, the UDP port file-recv "
+                 "listens on)")
       ->required();
   apps::add_transport_flags(app, transport_flags);
   app.add_option("--name", name,

@@ -87,7 +87,8 @@ struct ClientFlags {
 CLI::App* add_client(CLI::App& app, const std::string& mode, const std::string& what,
                      ClientFlags& f, apps::ClientOptions& o) {
   CLI::App* sub = app.add_subcommand(mode, what);
-  sub->add_option("--to", f.to, "HOST:PORT of tt-perf server (udp: its UDP port)")->required();
+  sub->add_option("--to", f.to, "HOST:PORT or [IPv6]:PORT of tt-perf server (udp: its UDP port)")
+      ->required();
   if (mode == "stream" || mode == "rr" || mode == "crr") {
     sub->add_option("--time", f.time, "Seconds to run")
         ->check(CLI::Range(0.01, 86400.0))

@@ -32,13 +32,13 @@ class CountingStackClient : public StreamClient, public PacketCounter {
   CountingStackClient(const TransportOptions& options, const HostPort& to) {
     runtime::RuntimeOptions runtime = runtime_options(options, false);
     if (options.transport == "udp") {
-      runtime.dev = fmt::format("udp:{}:{}", resolve_ipv4(to.host), to.port);
+      runtime.dev = udp_device(to);
       remote_ = tunnel_receiver_address();
     } else {
-      const auto address = wire::Ipv4Address::parse(to.host);
+      const auto address = stack::IpAddress::parse(to.host);
       if (!address) {
         throw std::runtime_error(
-            fmt::format("--to {}: the tun transport needs an IPv4 address", to.host));
+            fmt::format("--to {}: the tun transport needs an IP address", to.host));
       }
       remote_ = *address;
     }
@@ -62,7 +62,7 @@ class CountingStackClient : public StreamClient, public PacketCounter {
     }
     return make_stack_stream([runtime]() -> stack::Host* { return &runtime->host(); },
                              [runtime] { return runtime->now(); }, [runtime] { runtime->flush(); },
-                             *id, remote_.value, port_);
+                             *id, remote_, port_);
   }
 
   void wait(Duration max_wait) override { runtime_->loop().run_once(max_wait); }
@@ -82,7 +82,7 @@ class CountingStackClient : public StreamClient, public PacketCounter {
   }
 
  private:
-  wire::Ipv4Address remote_;
+  stack::IpAddress remote_;
   uint16_t port_ = 0;
   std::shared_ptr<runtime::StackRuntime> runtime_;
   std::shared_ptr<SenderTrace> trace_;  // until the first connection takes it
@@ -123,7 +123,7 @@ class CountedKernelStream : public StreamEnd {
   ~CountedKernelStream() override { count(); }
 
   const std::string& peer() const override { return inner_->peer(); }
-  uint32_t peer_address() const override { return inner_->peer_address(); }
+  stack::IpAddress peer_address() const override { return inner_->peer_address(); }
   StepOutcome step(const PumpIo& io) override { return inner_->step(io); }
   void shutdown_write() override { inner_->shutdown_write(); }
   bool closed() override { return inner_->closed(); }
@@ -155,15 +155,11 @@ class CountingKernelClient : public StreamClient, public PacketCounter {
  public:
   CountingKernelClient(const TransportOptions& options, const HostPort& to)
       : options_(options), polled_(std::make_shared<PollSet>()) {
-    to_.sin_family = AF_INET;
-    to_.sin_port = htons(to.port);
-    if (::inet_pton(AF_INET, resolve_ipv4(to.host).c_str(), &to_.sin_addr) != 1) {
-      throw std::runtime_error(fmt::format("--to {}: not an IPv4 address", to.host));
-    }
+    to_ = resolve(to);
   }
 
   std::unique_ptr<StreamEnd> connect(std::string& error) override {
-    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    const int fd = ::socket(to_.family(), SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     if (fd < 0) {
       error = fmt::format("cannot open a connection: socket: {}", std::strerror(errno));
       return nullptr;
@@ -176,13 +172,12 @@ class CountingKernelClient : public StreamClient, public PacketCounter {
       ::close(fd);
       return nullptr;
     }
-    if (::connect(fd, reinterpret_cast<const sockaddr*>(&to_), sizeof(to_)) != 0 &&
-        errno != EINPROGRESS) {
+    if (::connect(fd, to_.get(), to_.length) != 0 && errno != EINPROGRESS) {
       error = fmt::format("cannot open a connection: connect: {}", std::strerror(errno));
       ::close(fd);
       return nullptr;
     }
-    auto stream = make_kernel_stream(fd, polled_, ntohl(to_.sin_addr.s_addr), ntohs(to_.sin_port));
+    auto stream = make_kernel_stream(fd, polled_, to_.ip(), to_.port());
     (*polled_)[fd] = POLLIN | POLLOUT;  // until the handshake completes
     return std::make_unique<CountedKernelStream>(std::move(stream), fd, totals_);
   }
@@ -216,7 +211,7 @@ class CountingKernelClient : public StreamClient, public PacketCounter {
 
  private:
   TransportOptions options_;
-  sockaddr_in to_{};
+  SocketAddress to_;
   std::shared_ptr<PollSet> polled_;
   PollSet watched_;
   std::shared_ptr<KernelTotals> totals_ = std::make_shared<KernelTotals>();

@@ -28,20 +28,18 @@ void no_delay(int fd) {
 
 }  // namespace
 
-AppSocket AppSockets::adopt(int fd, const sockaddr_in& peer) {
+AppSocket AppSockets::adopt(int fd, const SocketAddress& peer) {
   no_delay(fd);
-  return AppSocket{
-      fd, make_kernel_stream(fd, polled_, ntohl(peer.sin_addr.s_addr), ntohs(peer.sin_port))};
+  return AppSocket{fd, make_kernel_stream(fd, polled_, peer.ip(), peer.port())};
 }
 
-AppSocket AppSockets::connect(const sockaddr_in& to) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+AppSocket AppSockets::connect(const SocketAddress& to) {
+  const int fd = ::socket(to.family(), SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (fd < 0) {
     throw std::runtime_error(fmt::format("socket: {}", std::strerror(errno)));
   }
   no_delay(fd);
-  if (::connect(fd, reinterpret_cast<const sockaddr*>(&to), sizeof(to)) != 0 &&
-      errno != EINPROGRESS) {
+  if (::connect(fd, to.get(), to.length) != 0 && errno != EINPROGRESS) {
     const int error = errno;
     ::close(fd);
     throw std::runtime_error(fmt::format("connect: {}", std::strerror(error)));
@@ -78,17 +76,6 @@ void AppSockets::sync() {
     watch_(fd, ((events & POLLIN) != 0 ? io::EventLoop::kReadable : 0U) |
                    ((events & POLLOUT) != 0 ? io::EventLoop::kWritable : 0U));
   }
-}
-
-sockaddr_in resolve_endpoint(const HostPort& endpoint) {
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_port = htons(endpoint.port);
-  const std::string ip = resolve_ipv4(endpoint.host);
-  if (::inet_pton(AF_INET, ip.c_str(), &address.sin_addr) != 1) {
-    throw std::runtime_error(fmt::format("{}: not an IPv4 address", endpoint.host));
-  }
-  return address;
 }
 
 }  // namespace tinytcp::apps

@@ -34,10 +34,10 @@ class AppSockets {
       : watch_(std::move(watch)), unwatch_(std::move(unwatch)) {}
 
   // Takes a connected socket (from accept()).
-  AppSocket adopt(int fd, const sockaddr_in& peer);
+  AppSocket adopt(int fd, const SocketAddress& peer);
   // Starts a non-blocking connection to `to`; throws std::runtime_error (one
   // line) when no socket can be made.
-  AppSocket connect(const sockaddr_in& to);
+  AppSocket connect(const SocketAddress& to);
   // Graceful (FIN after what was written) or abortive (RST).
   void close(AppSocket& socket, bool reset);
   // Brings the loop's watches up to date with what the streams want.
@@ -49,8 +49,5 @@ class AppSockets {
   std::shared_ptr<PollSet> polled_ = std::make_shared<PollSet>();
   std::map<int, short> synced_;
 };
-
-// HOST:PORT resolved to an IPv4 socket address; throws (one line) otherwise.
-sockaddr_in resolve_endpoint(const HostPort& endpoint);
 
 }  // namespace tinytcp::apps

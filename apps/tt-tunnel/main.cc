@@ -136,7 +136,9 @@ int run(int argc, char** argv) {
   server->add_option("--listen", server_port, "Port (udp: the UDP port and the TCP port inside)")
       ->required()
       ->check(CLI::Range(1, 65535));
-  server->add_option("--forward", forward, "HOST:PORT every connection is forwarded to")
+  server
+      ->add_option("--forward", forward,
+                   "HOST:PORT (or [IPv6]:PORT) every connection is forwarded to")
       ->required();
   add_common_flags(*server, server_flags);
 
@@ -144,9 +146,11 @@ int run(int argc, char** argv) {
   std::string listen;
   std::string to;
   CLI::App* client = app.add_subcommand("client", "Accept programs on --listen; tunnel to --to");
-  client->add_option("--listen", listen, "[ADDR:]PORT the programs connect to (ADDR: 127.0.0.1)")
+  client
+      ->add_option("--listen", listen,
+                   "[ADDR:]PORT the programs connect to (ADDR: 127.0.0.1; IPv6: [ADDR]:PORT)")
       ->required();
-  client->add_option("--to", to, "SERVER:PORT of tt-tunnel server")->required();
+  client->add_option("--to", to, "SERVER:PORT or [IPv6]:PORT of tt-tunnel server")->required();
   double passivate_after = 0;
   client
       ->add_option("--passivate-after", passivate_after,
@@ -189,8 +193,9 @@ int run(int argc, char** argv) {
   const apps::HostPort at =
       apps::parse_host_port(listen.find(':') == std::string::npos ? "127.0.0.1:" + listen : listen);
   apps::TunnelClient tunnel(options, at, apps::parse_host_port(to));
-  spdlog::info("tunnel client on {}:{} ({}{}), to {}", at.host, tunnel.port(),
-               options.transport.transport, options.transport.robust ? ", robust" : "", to);
+  spdlog::info("tunnel client on {} ({}{}), to {}",
+               apps::HostPort{at.host, tunnel.port()}.to_string(), options.transport.transport,
+               options.transport.robust ? ", robust" : "", to);
   tunnel.run(g_stop);
   if (client_flags.json) {
     report(tunnel.stats(), true);

@@ -24,21 +24,7 @@ constexpr Duration kIdleWait = std::chrono::milliseconds(100);
 }  // namespace
 
 int listen_on(const HostPort& at, int backlog) {
-  const sockaddr_in address = resolve_endpoint(at);
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-  if (fd < 0) {
-    throw std::runtime_error(fmt::format("socket: {}", std::strerror(errno)));
-  }
-  const int one = 1;
-  ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-  if (::bind(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address) != 0 ||
-      ::listen(fd, backlog) != 0) {
-    const int error = errno;
-    ::close(fd);
-    throw std::runtime_error(
-        fmt::format("cannot listen on {}:{}: {}", at.host, at.port, std::strerror(error)));
-  }
-  return fd;
+  return listen_tcp(resolve(at), backlog, /*nonblocking=*/true);
 }
 
 TunnelClient::TunnelClient(const TunnelOptions& options, const HostPort& listen, const HostPort& to)
@@ -59,7 +45,7 @@ TunnelClient::~TunnelClient() {
 
 void TunnelClient::accept_programs() {
   for (size_t i = 0; i < kAcceptsPerPass; ++i) {
-    sockaddr_in from{};
+    sockaddr_storage from{};
     socklen_t len = sizeof from;
     const int fd = ::accept4(listen_fd_, reinterpret_cast<sockaddr*>(&from), &len,
                              SOCK_CLOEXEC | SOCK_NONBLOCK);
@@ -70,8 +56,9 @@ void TunnelClient::accept_programs() {
       return;
     }
     ++stats_.accepted;
-    AppSocket app = sockets_.adopt(fd, from);
-    const std::string who = ipv4_text(ntohl(from.sin_addr.s_addr), ntohs(from.sin_port));
+    const SocketAddress peer = SocketAddress::of(from, len);
+    AppSocket app = sockets_.adopt(fd, peer);
+    const std::string who = peer.to_string();
     if (forwards_.size() >= options_.max_connections) {
       ++stats_.refused;
       spdlog::warn("refused {}: {} forwarded connections already (--max-connections)", who,

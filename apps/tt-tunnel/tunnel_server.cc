@@ -26,7 +26,7 @@ ServerLimits tunnel_limits(const TunnelOptions& options) {
 
 TunnelServer::TunnelServer(const TunnelOptions& options, uint16_t port, const HostPort& forward)
     : options_(options),
-      forward_(resolve_endpoint(forward)),
+      forward_(resolve(forward)),
       server_(serve_streams(options.transport, port, tunnel_limits(options))),
       sockets_([this](int fd, uint32_t events) { server_->watch(fd, events); },
                [this](int fd) { server_->unwatch(fd); }) {}

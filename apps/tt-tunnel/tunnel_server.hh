@@ -37,7 +37,7 @@ class TunnelServer {
   void record(uint64_t number, const PlainRelay& relay, const char* end);
 
   TunnelOptions options_;
-  sockaddr_in forward_{};
+  SocketAddress forward_;
   std::unique_ptr<StreamServer> server_;
   AppSockets sockets_;
   TunnelStats stats_;

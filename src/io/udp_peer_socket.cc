@@ -16,45 +16,25 @@
 namespace tinytcp::io {
 namespace {
 
-sockaddr_in to_sockaddr(const UdpEndpoint& e) {
-  sockaddr_in sa{};
-  sa.sin_family = AF_INET;
-  sa.sin_addr.s_addr = htonl(e.address);
-  sa.sin_port = htons(e.port);
-  return sa;
-}
-
-UdpEndpoint from_sockaddr(const sockaddr_in& sa) {
-  return UdpEndpoint{ntohl(sa.sin_addr.s_addr), ntohs(sa.sin_port)};
+// The socket for `config`'s local endpoint: its fd, and `family` set (see
+// the header: the local endpoint decides, the unspecified one is dual-stack).
+int open_socket(const UdpSocketConfig& config, int& family) {
+  const UdpEndpoint& local = config.local;
+  const bool both = config.dual_stack && local.is_unspecified();
+  family = local.ipv6 || both ? AF_INET6 : AF_INET;
+  int fd = ::socket(family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0 && errno == EAFNOSUPPORT && both && !local.ipv6) {
+    family = AF_INET;  // a kernel without IPv6: 0.0.0.0 as before
+    fd = ::socket(family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  }
+  if (fd >= 0 && family == AF_INET6) {
+    const int v6only = both ? 0 : 1;
+    static_cast<void>(::setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &v6only, sizeof(v6only)));
+  }
+  return fd;
 }
 
 }  // namespace
-
-std::optional<UdpEndpoint> UdpEndpoint::parse(std::string_view text) {
-  const size_t colon = text.rfind(':');
-  if (colon == std::string_view::npos) {
-    return std::nullopt;
-  }
-  const std::string host(text.substr(0, colon));
-  const std::string_view port_text = text.substr(colon + 1);
-  in_addr addr{};
-  if (::inet_pton(AF_INET, host.c_str(), &addr) != 1) {
-    return std::nullopt;
-  }
-  unsigned port = 0;
-  const auto [end, ec] =
-      std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
-  if (ec != std::errc{} || end != port_text.data() + port_text.size() || port_text.empty() ||
-      port > 65535) {
-    return std::nullopt;
-  }
-  return UdpEndpoint{ntohl(addr.s_addr), static_cast<uint16_t>(port)};
-}
-
-std::string UdpEndpoint::to_string() const {
-  return fmt::format("{}.{}.{}.{}:{}", address >> 24, (address >> 16) & 0xff, (address >> 8) & 0xff,
-                     address & 0xff, port);
-}
 
 const char* to_string(UdpDrop drop) {
   switch (drop) {
@@ -78,6 +58,8 @@ const char* to_string(UdpDrop drop) {
       return "unreachable";
     case UdpDrop::kSendError:
       return "send-error";
+    case UdpDrop::kFamily:
+      return "family";
     case UdpDrop::kCount:
       break;
   }
@@ -85,20 +67,22 @@ const char* to_string(UdpDrop drop) {
 }
 
 UdpPeerSocket::UdpPeerSocket(const UdpSocketConfig& config)
-    : config_(config), socket_(::socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0)) {
+    : config_(config), socket_(open_socket(config_, family_)) {
   if (config_.batch == 0) {
     config_.batch = 1;
   }
   if (!socket_) {
-    throw_errno("socket(AF_INET, SOCK_DGRAM) for UDP tunnel");
+    throw_errno(fmt::format("socket({}, SOCK_DGRAM) for UDP tunnel",
+                            family_ == AF_INET6 ? "AF_INET6" : "AF_INET"));
   }
   // Bigger socket buffers absorb bursts; the kernel caps the request at
   // net.core.[rw]mem_max, which is fine.
   const int bytes = config_.socket_buffer_bytes;
   static_cast<void>(::setsockopt(socket_.get(), SOL_SOCKET, SO_RCVBUF, &bytes, sizeof(bytes)));
   static_cast<void>(::setsockopt(socket_.get(), SOL_SOCKET, SO_SNDBUF, &bytes, sizeof(bytes)));
-  const sockaddr_in local = to_sockaddr(config_.local);
-  if (::bind(socket_.get(), reinterpret_cast<const sockaddr*>(&local), sizeof(local)) < 0) {
+  sockaddr_storage local{};
+  const socklen_t local_length = config_.local.to_sockaddr(family_, local);
+  if (::bind(socket_.get(), reinterpret_cast<const sockaddr*>(&local), local_length) < 0) {
     throw_errno("bind UDP socket to " + config_.local.to_string());
   }
   if (config_.segmentation_offload) {
@@ -123,19 +107,24 @@ UdpPeerSocket::UdpPeerSocket(const UdpSocketConfig& config)
 }
 
 UdpEndpoint UdpPeerSocket::local_endpoint() const {
-  sockaddr_in sa{};
+  sockaddr_storage sa{};
   socklen_t len = sizeof(sa);
   if (::getsockname(socket_.get(), reinterpret_cast<sockaddr*>(&sa), &len) < 0) {
     throw_errno("getsockname of UDP socket");
   }
-  return from_sockaddr(sa);
+  return UdpEndpoint::from_sockaddr(sa).value_or(UdpEndpoint{});
 }
 
 void UdpPeerSocket::connect(const UdpEndpoint& peer) {
-  const sockaddr_in sa = to_sockaddr(peer);
-  if (::connect(socket_.get(), reinterpret_cast<const sockaddr*>(&sa), sizeof(sa)) < 0) {
+  sockaddr_storage sa{};
+  const socklen_t length = peer.to_sockaddr(family_, sa);
+  if (length == 0) {
+    throw_errno(EAFNOSUPPORT, "connect IPv4 UDP socket to " + peer.to_string());
+  }
+  if (::connect(socket_.get(), reinterpret_cast<const sockaddr*>(&sa), length) < 0) {
     throw_errno("connect UDP socket to " + peer.to_string());
   }
+  connected_ = peer;
 }
 
 void UdpPeerSocket::count_drop(UdpDrop reason, uint64_t n, bool sending) {
@@ -157,7 +146,7 @@ size_t UdpPeerSocket::receive_batch(const Handler& on_packet, size_t max_packets
       h.msg_iov = &receive_iovs_[i];
       h.msg_iovlen = 1;
       h.msg_name = &receive_from_[i];
-      h.msg_namelen = sizeof(sockaddr_in);
+      h.msg_namelen = sizeof(sockaddr_storage);
       h.msg_control = receive_control_[i].bytes;
       h.msg_controllen = sizeof(receive_control_[i].bytes);
     }
@@ -197,7 +186,7 @@ size_t UdpPeerSocket::receive_batch(const Handler& on_packet, size_t max_packets
           }
         }
       }
-      const UdpEndpoint from = from_sockaddr(receive_from_[i]);
+      const UdpEndpoint from = UdpEndpoint::from_sockaddr(receive_from_[i]).value_or(UdpEndpoint{});
       if (filter && !filter(from, data.substr(0, segment))) {
         continue;  // the filter counted why (count_drop)
       }
@@ -253,10 +242,20 @@ void UdpPeerSocket::send_batch(const std::string_view* packets, const UdpEndpoin
     size_t messages = 0;
     while (next < count && messages < config_.batch) {
       const std::string_view first = packets[next];
-      if (first.size() > config_.mtu) {
+      const UdpEndpoint* peer = to != nullptr ? &to[next] : connected_ ? &*connected_ : nullptr;
+      if (first.size() > (peer != nullptr ? mtu(*peer) : config_.mtu)) {
         ++next;
         count_drop(UdpDrop::kTooBig, 1, true);
         continue;
+      }
+      socklen_t name_length = 0;
+      if (to != nullptr) {
+        name_length = to[next].to_sockaddr(family_, send_to_[messages]);
+        if (name_length == 0) {
+          ++next;
+          count_drop(UdpDrop::kFamily, 1, true);
+          continue;
+        }
       }
       size_t k = 1;
       size_t bytes = first.size();
@@ -285,9 +284,8 @@ void UdpPeerSocket::send_batch(const std::string_view* packets, const UdpEndpoin
       h.msg_iov = iov;
       h.msg_iovlen = k;
       if (to != nullptr) {
-        send_to_[messages] = to_sockaddr(to[next]);
         h.msg_name = &send_to_[messages];
-        h.msg_namelen = sizeof(sockaddr_in);
+        h.msg_namelen = name_length;
       }
       if (k > 1) {
         h.msg_control = send_control_[messages].bytes;

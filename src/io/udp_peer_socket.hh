@@ -14,6 +14,12 @@
 // (EAGAIN, ENOBUFS, EPERM, ECONNREFUSED, EHOSTUNREACH...) is a lost datagram:
 // counted, never fatal. Only setting the socket up (socket, bind, connect)
 // throws.
+//
+// Either family: the local endpoint decides. An IPv4 address binds an IPv4
+// socket, an IPv6 one an IPv6 socket. The unspecified address (0.0.0.0 or
+// ::) with `dual_stack` binds [::] with IPV6_V6ONLY off, so IPv4 peers reach
+// it too (as IPv4-mapped addresses, handed up as the IPv4 endpoints they
+// are); on a kernel without IPv6 it falls back to 0.0.0.0.
 
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -29,28 +35,21 @@
 
 #include "io/adapter.hh"
 #include "io/file_descriptor.hh"
+#include "io/udp_endpoint.hh"
 #include "util/counters.hh"
 
 namespace tinytcp::io {
 
-struct UdpEndpoint {
-  uint32_t address = 0;  // IPv4, host order
-  uint16_t port = 0;
-
-  // "a.b.c.d:port"; std::nullopt when malformed.
-  static std::optional<UdpEndpoint> parse(std::string_view text);
-  std::string to_string() const;
-  friend bool operator==(const UdpEndpoint& a, const UdpEndpoint& b) {
-    return a.address == b.address && a.port == b.port;
-  }
-  friend bool operator!=(const UdpEndpoint& a, const UdpEndpoint& b) { return !(a == b); }
-};
-
 struct UdpSocketConfig {
   UdpEndpoint local;  // port 0: the kernel picks one
-  // The largest datagram send_batch() accepts. Carried inside UDP over IPv4
-  // (28 bytes of headers), 1472 fits an Ethernet path of MTU 1500 without
-  // fragments; loopback would take more, a real link would drop them.
+  // 0.0.0.0 or :: binds [::] for both families (above); off, 0.0.0.0 binds
+  // an IPv4 socket and :: an IPv6-only one.
+  bool dual_stack = true;
+  // The largest datagram send_batch() accepts to an IPv4 peer. Carried inside
+  // UDP over IPv4 (28 bytes of headers), 1472 fits an Ethernet path of MTU
+  // 1500 without fragments; loopback would take more, a real link would drop
+  // them. To an IPv6 peer it is 20 bytes less (kIpv6Overhead: the outer IPv6
+  // header is 40 bytes, not 20), 1452, so that datagram fits 1500 too.
   size_t mtu = 1472;
   size_t batch = 64;                  // datagrams per recvmmsg/sendmmsg
   size_t receive_slot_bytes = 65536;  // per received datagram; larger ones are dropped
@@ -71,6 +70,7 @@ enum class UdpDrop {
   kUnreachable,   // EHOSTUNREACH/ENETUNREACH
   kSendError,     // any other send error
   kNotPeer,       // from someone else, queued before the peer was adopted (UdpTunnel)
+  kFamily,        // to an IPv6 peer from an IPv4 socket
   kCount,
 };
 const char* to_string(UdpDrop drop);
@@ -102,7 +102,14 @@ class UdpPeerSocket {
   void connect(const UdpEndpoint& peer);
 
   int fd() const { return socket_.get(); }
+  // The outer IPv6 header's extra bytes over IPv4's.
+  static constexpr size_t kIpv6Overhead = 20;
+  // The largest datagram to an IPv4 peer; mtu(peer): to that peer.
   size_t mtu() const { return config_.mtu; }
+  size_t mtu(const UdpEndpoint& peer) const {
+    return peer.ipv6 ? config_.mtu - kIpv6Overhead : config_.mtu;
+  }
+  int family() const { return family_; }  // AF_INET or AF_INET6
   UdpEndpoint local_endpoint() const;
   const AdapterStats& stats() const { return stats_; }
   const EnumCounters<UdpDrop>& drops() const { return drops_; }
@@ -117,7 +124,9 @@ class UdpPeerSocket {
   size_t flush_send(size_t messages, size_t unsent_after);
 
   UdpSocketConfig config_;
+  int family_ = AF_INET;
   FileDescriptor socket_;
+  std::optional<UdpEndpoint> connected_;
   AdapterStats stats_;
   EnumCounters<UdpDrop> drops_;
   // Room for one control message carrying an int (UDP_SEGMENT, UDP_GRO).
@@ -142,13 +151,13 @@ class UdpPeerSocket {
   std::unique_ptr<char[]> receive_buffer_;
   std::vector<mmsghdr> receive_msgs_;
   std::vector<iovec> receive_iovs_;
-  std::vector<sockaddr_in> receive_from_;
+  std::vector<sockaddr_storage> receive_from_;
   std::vector<Control> receive_control_;
   // sendmmsg state: one message per datagram or per UDP_SEGMENT run.
   std::vector<mmsghdr> send_msgs_;
   std::vector<iovec> send_iovs_;  // kMaxSegments per message
   std::vector<Control> send_control_;
-  std::vector<sockaddr_in> send_to_;
+  std::vector<sockaddr_storage> send_to_;
   std::vector<size_t> send_segments_;  // packets in each message
   std::vector<size_t> send_bytes_;
 };

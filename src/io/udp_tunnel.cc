@@ -3,8 +3,25 @@
 #include <spdlog/spdlog.h>
 
 namespace tinytcp::io {
+namespace {
 
-UdpTunnel::UdpTunnel(const UdpTunnelConfig& config) : socket_(config) {
+// The socket's family follows the peer: an IPv4 peer gets an IPv4 socket as
+// before, an IPv6 one an IPv6 socket ([::] for an unspecified local
+// address); no peer: dual-stack on the unspecified address.
+UdpSocketConfig socket_config(const UdpTunnelConfig& config) {
+  UdpSocketConfig c = config;
+  if (config.peer) {
+    c.dual_stack = false;
+    if (config.peer->ipv6 && !c.local.ipv6 && c.local.is_unspecified()) {
+      c.local = UdpEndpoint::v6({}, c.local.port);
+    }
+  }
+  return c;
+}
+
+}  // namespace
+
+UdpTunnel::UdpTunnel(const UdpTunnelConfig& config) : socket_(socket_config(config)) {
   socket_.set_send_failure_handler(
       [this](std::string_view packet) { report_send_failure(packet); });
   if (config.peer) {

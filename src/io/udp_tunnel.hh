@@ -8,6 +8,13 @@
 // serves many peers at once uses a UdpPeerSocket under a peer table instead:
 // stack/peer_hosts.hh.)
 //
+// The outer family is the peer's: a tunnel to an IPv6 peer is an IPv6 socket
+// (an unspecified local address then binds [::]) and carries 20 bytes less
+// per datagram (mtu()), so a full datagram still fits the same wire MTU. A
+// tunnel started without a peer on the unspecified address is dual-stack
+// (UdpSocketConfig::dual_stack) and adopts a peer of either family. The
+// datagrams inside stay IPv4 whatever the outer family.
+//
 // Both directions are batched (UdpPeerSocket: recvmmsg/sendmmsg, UDP GSO/GRO).
 // A send the kernel refuses is a lost datagram: counted, never fatal. Only
 // setting the tunnel up (socket, bind, connect) throws.
@@ -40,7 +47,9 @@ class UdpTunnel : public DatagramAdapter {
 
   int fd() const override { return socket_.fd(); }
   LinkType link_type() const override { return LinkType::kRawIp; }
-  size_t mtu() const override { return socket_.mtu(); }
+  // The largest datagram to the peer: 1452 by default to an IPv6 peer, 1472
+  // to an IPv4 one or before a peer is known.
+  size_t mtu() const override { return peer_ ? socket_.mtu(*peer_) : socket_.mtu(); }
   const AdapterStats& stats() const override { return socket_.stats(); }
   const EnumCounters<UdpDrop>& drops() const { return socket_.drops(); }
 

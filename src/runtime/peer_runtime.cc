@@ -1,6 +1,7 @@
 #include "runtime/peer_runtime.hh"
 
 #include <algorithm>
+#include <array>
 #include <stdexcept>
 
 #include "io/ack_coalescer.hh"
@@ -13,28 +14,51 @@ namespace {
 // Datagrams read per readiness callback before the loop looks at timers.
 constexpr size_t kMaxReceivePerPass = 1024;
 
-bool operator<(const stack::PeerKey& a, const stack::PeerKey& b) {
-  return a.address != b.address ? a.address < b.address : a.port < b.port;
+stack::PeerKey to_key(const io::UdpEndpoint& e) {
+  if (e.ipv6) {
+    return stack::PeerKey{wire::Ipv6Address{e.address6}, e.port};
+  }
+  return stack::PeerKey{wire::Ipv4Address{e.address}, e.port};
 }
 
-constexpr size_t kTagBytes = 6;
-
-void tag(std::string& out, const stack::PeerKey& key, std::string_view datagram) {
-  out.resize(kTagBytes + datagram.size());
-  for (size_t i = 0; i < 4; ++i) {
-    out[i] = static_cast<char>(key.address >> (24 - 8 * i));
+io::UdpEndpoint to_endpoint(const stack::PeerKey& key) {
+  if (key.address.is_v6()) {
+    return io::UdpEndpoint::v6(key.address.v6().bytes, key.port);
   }
-  out[4] = static_cast<char>(key.port >> 8);
-  out[5] = static_cast<char>(key.port);
+  return io::UdpEndpoint{key.address.v4().value, key.port};
+}
+
+// A held datagram's peer rides in front of it: the family (4 or 6), the 16
+// bytes of an IPv6 address (an IPv4 one in the first 4), the port.
+constexpr size_t kTagBytes = 19;
+
+void tag(std::string& out, const io::UdpEndpoint& to, std::string_view datagram) {
+  out.resize(kTagBytes + datagram.size());
+  out[0] = static_cast<char>(to.ipv6 ? 6 : 4);
+  for (size_t i = 0; i < 16; ++i) {
+    out[1 + i] = static_cast<char>(to.ipv6 ? to.address6[i]
+                                   : i < 4 ? static_cast<uint8_t>(to.address >> (24 - 8 * i))
+                                           : 0);
+  }
+  out[17] = static_cast<char>(to.port >> 8);
+  out[18] = static_cast<char>(to.port);
   std::copy(datagram.begin(), datagram.end(), out.begin() + kTagBytes);
 }
 
-stack::PeerKey untag(std::string_view tagged) {
-  const auto byte = [&](size_t i) {
-    return static_cast<uint32_t>(static_cast<uint8_t>(tagged[i]));
-  };
-  return stack::PeerKey{byte(0) << 24 | byte(1) << 16 | byte(2) << 8 | byte(3),
-                        static_cast<uint16_t>(byte(4) << 8 | byte(5))};
+io::UdpEndpoint untag(std::string_view tagged) {
+  const auto byte = [&](size_t i) { return static_cast<uint8_t>(tagged[i]); };
+  const auto port = static_cast<uint16_t>(byte(17) << 8 | byte(18));
+  if (byte(0) == 6) {
+    std::array<uint8_t, 16> address{};
+    for (size_t i = 0; i < 16; ++i) {
+      address[i] = byte(1 + i);
+    }
+    return io::UdpEndpoint::v6(address, port);
+  }
+  return io::UdpEndpoint{static_cast<uint32_t>(byte(1)) << 24 |
+                             static_cast<uint32_t>(byte(2)) << 16 |
+                             static_cast<uint32_t>(byte(3)) << 8 | byte(4),
+                         port};
 }
 
 }  // namespace
@@ -103,16 +127,15 @@ void PeerRuntime::on_readable() {
   const Instant now = loop_.now();
   socket_.receive_batch(
       [this, now](const io::UdpEndpoint& from, std::string_view packet) {
-        const stack::PeerKey key{from.address, from.port};
         if (impair_in_) {
-          tag(tagged_, key, packet);
+          tag(tagged_, from, packet);
           impair_in_->push(tagged_, now);
           return;
         }
         if (pcap_) {
           pcap_->write(packet);
         }
-        peers_.receive(key, packet, now);
+        peers_.receive(to_key(from), packet, now);
       },
       kMaxReceivePerPass);
   if (impair_in_) {
@@ -132,7 +155,7 @@ void PeerRuntime::release_inbound(Instant now) {
       if (pcap_) {
         pcap_->write(tagged.substr(kTagBytes));
       }
-      peers_.receive(untag(tagged), tagged.substr(kTagBytes), now);
+      peers_.receive(to_key(untag(tagged)), tagged.substr(kTagBytes), now);
     });
   }
 }
@@ -144,9 +167,8 @@ void PeerRuntime::release_outbound(Instant now) {
       views_.clear();
       endpoints_.clear();
       for (const auto tagged : released_) {
-        const auto key = untag(tagged);
         views_.push_back(tagged.substr(kTagBytes));
-        endpoints_.push_back(io::UdpEndpoint{key.address, key.port});
+        endpoints_.push_back(untag(tagged));
       }
       send_views();
     }
@@ -174,8 +196,7 @@ void PeerRuntime::on_refused(std::string_view packet) {
     const size_t i = (refused_cursor_ + n) % views_.size();
     if (views_[i].data() == packet.data()) {
       refused_cursor_ = i + 1;
-      refused_.emplace_back(stack::PeerKey{endpoints_[i].address, endpoints_[i].port},
-                            std::string(packet));
+      refused_.emplace_back(to_key(endpoints_[i]), std::string(packet));
       return;
     }
   }
@@ -233,8 +254,7 @@ void PeerRuntime::flush() {
       count = kept;
       views_.resize(first_view + count);
     }
-    endpoints_.insert(endpoints_.end(), count,
-                      io::UdpEndpoint{queued_[start].to.address, queued_[start].to.port});
+    endpoints_.insert(endpoints_.end(), count, to_endpoint(queued_[start].to));
     start = end;
   }
   queued_.clear();
@@ -242,7 +262,7 @@ void PeerRuntime::flush() {
   if (impair_out_) {
     const Instant now = loop_.now();
     for (size_t i = 0; i < views_.size(); ++i) {
-      tag(tagged_, stack::PeerKey{endpoints_[i].address, endpoints_[i].port}, views_[i]);
+      tag(tagged_, endpoints_[i], views_[i]);
       impair_out_->push(tagged_, now);
     }
     // Outbound only: flush() also runs inside a Host's output (a full batch).

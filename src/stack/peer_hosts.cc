@@ -20,7 +20,10 @@ constexpr Duration kSweepInterval = std::chrono::milliseconds(250);
 }  // namespace
 
 std::string PeerKey::to_string() const {
-  return fmt::format("{}:{}", wire::Ipv4Address{address}, port);
+  if (address.is_v6()) {
+    return fmt::format("[{}]:{}", address.to_string(), port);
+  }
+  return fmt::format("{}:{}", address.to_string(), port);
 }
 
 const char* to_string(PeerDrop d) {

@@ -39,25 +39,31 @@
 #include <vector>
 
 #include "stack/host.hh"
+#include "stack/ip_address.hh"
 #include "tcp/syn_cookie.hh"
 #include "util/counters.hh"
 #include "util/time.hh"
 
 namespace tinytcp::stack {
 
-// Where a peer's datagrams come from: an outer IPv4 address and port.
+// Where a peer's datagrams come from: an outer address (IPv4 or IPv6: the
+// outer family is independent of the inner one) and port.
 struct PeerKey {
-  uint32_t address = 0;  // host order
+  IpAddress address;
   uint16_t port = 0;
   friend bool operator==(const PeerKey& a, const PeerKey& b) {
     return a.address == b.address && a.port == b.port;
   }
-  std::string to_string() const;  // "a.b.c.d:port"
+  friend bool operator!=(const PeerKey& a, const PeerKey& b) { return !(a == b); }
+  friend bool operator<(const PeerKey& a, const PeerKey& b) {
+    return a.address != b.address ? a.address < b.address : a.port < b.port;
+  }
+  std::string to_string() const;  // "a.b.c.d:port" or "[IPv6]:port"
 };
 
 struct PeerKeyHash {
   size_t operator()(const PeerKey& k) const {
-    uint64_t h = (uint64_t{k.address} << 16 | k.port) * 0x9e3779b97f4a7c15ull;
+    uint64_t h = (uint64_t{k.address.mix()} << 16 | k.port) * 0x9e3779b97f4a7c15ull;
     h ^= h >> 31;
     return static_cast<size_t>(h);
   }

@@ -50,12 +50,17 @@ class FakeSink : public proto::FileSink {
   std::string current_;
 };
 
-constexpr uint32_t kMachineA = 0x0a000001;
-constexpr uint32_t kMachineB = 0x0a000002;
+const stack::IpAddress kMachineA = wire::Ipv4Address{0x0a000001};
+const stack::IpAddress kMachineB = wire::Ipv4Address{0x0a000002};
+// IPv6 senders: one whose address ends in A's 32 bits, and another.
+const stack::IpAddress kMachineV6 =
+    wire::Ipv6Address::from_groups({0xfd00, 0, 0, 0, 0, 0, 0x0a00, 0x0001});
+const stack::IpAddress kMachineV6b =
+    wire::Ipv6Address::from_groups({0xfd00, 0, 0, 0, 0, 0, 0x0a00, 0x0002});
 
 class NameClaimsTest : public ::testing::Test {
  protected:
-  std::unique_ptr<ClaimingFileSink> session(uint32_t address) {
+  std::unique_ptr<ClaimingFileSink> session(const stack::IpAddress& address) {
     return std::make_unique<ClaimingFileSink>(claims_, std::make_unique<FakeSink>(files_), address);
   }
   NameClaims claims_;
@@ -105,6 +110,22 @@ TEST_F(NameClaimsTest, ANewSessionFromTheSameMachineTakesOverAtOnce) {
   dead.reset();
   auto other = session(kMachineB);
   EXPECT_FALSE(other->open("f.bin", id_));
+}
+
+// Senders over IPv6 are machines too: told apart by their whole address,
+// never mixed with an IPv4 one.
+TEST_F(NameClaimsTest, Ipv6SendersAreToldApartByTheirWholeAddress) {
+  auto v4 = session(kMachineA);
+  ASSERT_TRUE(v4->open("f.bin", id_));
+  auto v6 = session(kMachineV6);
+  EXPECT_FALSE(v6->open("f.bin", id_));
+  ASSERT_TRUE(v6->open("g.bin", id_));
+  auto other = session(kMachineV6b);
+  EXPECT_FALSE(other->open("g.bin", id_));
+  auto rerun = session(kMachineV6);
+  EXPECT_TRUE(rerun->open("g.bin", id_));
+  EXPECT_TRUE(v6->taken_over());
+  EXPECT_EQ(claims_.refused(), 2u);
 }
 
 TEST_F(NameClaimsTest, AnEndedSessionFreesItsNames) {

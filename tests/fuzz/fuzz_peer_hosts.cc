@@ -2,7 +2,9 @@
 // with datagrams from a handful of peers: raw bytes, valid SYNs, ACKs that
 // return (or mangle) the SYN-ACK each peer was last sent, data segments, and
 // time passing. Small limits, so eviction, the cookie gate and the peer
-// limit are all reached. Checks the table's bounds besides the sanitizers.
+// limit are all reached. Odd peers come from an outer IPv6 address, even
+// ones from IPv4, two by two on the same port, so only a key's family keeps
+// them apart. Checks the table's bounds besides the sanitizers.
 
 #include <array>
 #include <chrono>
@@ -36,6 +38,20 @@ std::string datagram_of(const tcp::TcpSegment& s, uint16_t client_port) {
   return buf;
 }
 
+// Peer `peer`'s outer endpoint: IPv6 for odd peers, IPv4 for even ones, on
+// port peer / 2; index_of() turns it back into the peer's number.
+PeerKey key_of(uint16_t peer) {
+  const auto port = static_cast<uint16_t>(peer / 2);
+  if ((peer & 1) != 0) {
+    return PeerKey{wire::Ipv6Address::from_groups({0xfd00, 0, 0, 0, 0, 0, 0, 1}), port};
+  }
+  return PeerKey{wire::Ipv4Address{0x7f000001}, port};
+}
+
+size_t index_of(const PeerKey& key) {
+  return size_t{key.port} * 2 + (key.address.is_v6() ? 1 : 0);
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -54,16 +70,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::array<uint32_t, kPeers> tsval{};
   PeerHosts peers(config, [&](PeerId, const PeerKey& to, std::string_view d) {
     const auto seg = parse_datagram(d);
-    if (seg && seg->segment.syn && seg->segment.ack && to.port < kPeers) {
-      isn[to.port] = seg->segment.seqno.raw();
-      tsval[to.port] = seg->segment.options.timestamps ? seg->segment.options.timestamps->value : 0;
+    const size_t i = index_of(to);
+    if (seg && seg->segment.syn && seg->segment.ack && i < kPeers) {
+      isn[i] = seg->segment.seqno.raw();
+      tsval[i] = seg->segment.options.timestamps ? seg->segment.options.timestamps->value : 0;
     }
   });
   Instant now;
   while (in.ok() && in.remaining() > 0) {
     const uint8_t op = in.u8();
     const uint16_t peer = static_cast<uint16_t>((op >> 4) % kPeers);
-    const PeerKey key{0x7f000001, peer};
+    const PeerKey key = key_of(peer);
     const uint16_t client_port = static_cast<uint16_t>(40000 + (op >> 7));
     tcp::TcpSegment s;
     s.window = in.u16();

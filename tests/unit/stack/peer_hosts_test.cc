@@ -49,16 +49,23 @@ class PeerHostsTest : public ::testing::Test {
           link_.push_back({to, false, std::string(d)});
         }) {}
 
-  Host& client(uint16_t outer_port) {
-    auto& slot = clients_[outer_port];
+  // The client at 127.0.0.1:outer_port, or at [::1]:outer_port (`ipv6`).
+  Host& client(uint16_t outer_port, bool ipv6 = false) {
+    const PeerKey outer = key(outer_port, ipv6);
+    auto& slot = clients_[outer];
     if (!slot) {
-      slot = std::make_unique<Host>(host_config(kClient), [this, outer_port](std::string_view d) {
-        link_.push_back({key(outer_port), true, std::string(d)});
+      slot = std::make_unique<Host>(host_config(kClient), [this, outer](std::string_view d) {
+        link_.push_back({outer, true, std::string(d)});
       });
     }
     return *slot;
   }
-  static PeerKey key(uint16_t outer_port) { return PeerKey{0x7f000001, outer_port}; }
+  static PeerKey key(uint16_t outer_port, bool ipv6 = false) {
+    if (ipv6) {
+      return PeerKey{wire::Ipv6Address::from_groups({0, 0, 0, 0, 0, 0, 0, 1}), outer_port};
+    }
+    return PeerKey{wire::Ipv4Address{0x7f000001}, outer_port};
+  }
 
   // Delivers everything queued (and what that produces), then runs timers
   // up to `until`.
@@ -68,7 +75,7 @@ class PeerHostsTest : public ::testing::Test {
       link_.pop_front();
       if (p.to_server) {
         server_.receive(p.key, p.bytes, now_);
-      } else if (const auto it = clients_.find(p.key.port); it != clients_.end()) {
+      } else if (const auto it = clients_.find(p.key); it != clients_.end()) {
         it->second->receive_datagram(p.bytes, now_);
       }
     }
@@ -120,7 +127,7 @@ class PeerHostsTest : public ::testing::Test {
     std::string bytes;
   };
   PeerHosts server_;
-  std::map<uint16_t, std::unique_ptr<Host>> clients_;
+  std::map<PeerKey, std::unique_ptr<Host>> clients_;
   std::deque<Packet> link_;
   Instant now_;
 };
@@ -151,6 +158,36 @@ TEST_F(PeerHostsTest, PeersWithTheSameInnerTupleNeverMix) {
   advance(10ms);
   EXPECT_EQ(client(5001).peek(*a), "to a");
   EXPECT_EQ(client(5002).peek(*b), "to b");
+}
+
+// The outer family is part of the key: [::1]:5001 and 127.0.0.1:5001 are two
+// peers, each with its own Host, though their inner tuples are the same.
+TEST_F(PeerHostsTest, Ipv6AndIpv4PeersOnTheSamePortNeverMix) {
+  const auto a = client(5001, /*ipv6=*/true).connect(kServer, kPort, now_);
+  const auto b = client(5001).connect(kServer, kPort, now_);
+  ASSERT_TRUE(a && b);
+  advance(10ms);
+  ASSERT_EQ(server_.size(), 2u);
+  EXPECT_EQ(server_.stats().peers_created, 2u);
+  const auto first = server_.accept();
+  const auto second = server_.accept();
+  ASSERT_TRUE(first && second);
+  EXPECT_NE(first->peer, second->peer);
+  EXPECT_NE(first->key, second->key);
+  client(5001, true).write(*a, "from v6", now_);
+  client(5001).write(*b, "from v4", now_);
+  advance(10ms);
+  for (const auto& accepted : {*first, *second}) {
+    Host* host = server_.host(accepted.peer);
+    ASSERT_NE(host, nullptr);
+    const bool v6 = accepted.key.address.is_v6();
+    EXPECT_EQ(accepted.key.to_string(), v6 ? "[::1]:5001" : "127.0.0.1:5001");
+    EXPECT_EQ(host->peek(accepted.socket), v6 ? "from v6" : "from v4");
+    host->write(accepted.socket, v6 ? "to v6" : "to v4", now_);
+  }
+  advance(10ms);
+  EXPECT_EQ(client(5001, true).peek(*a), "to v6");
+  EXPECT_EQ(client(5001).peek(*b), "to v4");
 }
 
 TEST_F(PeerHostsTest, GarbageFromUnknownPeersKeepsNoState) {
