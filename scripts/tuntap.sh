@@ -1,16 +1,19 @@
 #!/usr/bin/env bash
 # Shared implementation of scripts/tun.sh and scripts/tap.sh (see there).
 #   tuntap.sh tun|tap start|stop|status N [--netns NAME] [--user USER]
-# Creates a persistent device <mode>N with 169.254.N.1/24 on the kernel side
-# (the stack uses 169.254.N.9), txqueuelen 10000, link up. Idempotent. Touches
-# only its own device and subnet; never enables forwarding or NAT.
+# Creates a persistent device <mode>N with 169.254.N.1/24 and fd00:7474:N::1/64
+# on the kernel side (the stack uses 169.254.N.9 and fd00:7474:N::9),
+# txqueuelen 10000, link up. In the IPv6 prefix N is written with its decimal
+# digits (tun144: fd00:7474:144::/64, i.e. the group 0x144). The kernel's IPv6
+# address is added with nodad, so it is usable at once. Idempotent. Touches
+# only its own device and subnets; never enables forwarding or NAT.
 set -euo pipefail
 
 mode=${1:-}
 shift || true
 usage() {
   echo "usage: $(basename "$0" 2>/dev/null || echo "$mode.sh") start|stop|status N [--netns NAME] [--user USER]" >&2
-  echo "  start: create ${mode}N (169.254.N.1/24, txqueuelen 10000, up); stop: delete it" >&2
+  echo "  start: create ${mode}N (169.254.N.1/24, fd00:7474:N::1/64, txqueuelen 10000, up); stop: delete it" >&2
   exit 2
 }
 case "$mode" in tun | tap) ;; *) echo "tuntap.sh: mode must be tun or tap" >&2; exit 2 ;; esac
@@ -36,6 +39,8 @@ fi
 dev="$mode$n"
 subnet="169.254.$n.0/24"
 address="169.254.$n.1/24"
+subnet6="fd00:7474:$n::/64"
+address6="fd00:7474:$n::1/64"
 ipn=(ip)
 if [ -n "$netns" ]; then
   ipn=(ip -n "$netns")
@@ -55,6 +60,11 @@ start() {
     echo "$mode.sh: $subnet is already routed elsewhere: $other" >&2
     exit 1
   fi
+  other=$("${ipn[@]}" -6 route show "$subnet6" 2>/dev/null | grep -v " dev $dev " | grep -v " dev $dev\$" || true)
+  if [ -n "$other" ]; then
+    echo "$mode.sh: $subnet6 is already routed elsewhere: $other" >&2
+    exit 1
+  fi
   if exists; then
     if ! "${ipn[@]}" -d link show dev "$dev" | grep -q "tun type $mode"; then
       echo "$mode.sh: $dev exists but is not a $mode device" >&2
@@ -67,7 +77,16 @@ start() {
   # busy reader even on an idle machine.
   "${ipn[@]}" link set dev "$dev" txqueuelen 10000 up
   "${ipn[@]}" addr replace "$address" dev "$dev"
-  echo "$dev: $address${netns:+ in netns $netns} (the stack uses 169.254.$n.9)"
+  # IPv6 may be off on this device (a netns or host with disable_ipv6=1).
+  if [ -n "$netns" ]; then
+    ip netns exec "$netns" sysctl -qw "net.ipv6.conf.$dev.disable_ipv6=0" 2>/dev/null || true
+  else
+    sysctl -qw "net.ipv6.conf.$dev.disable_ipv6=0" 2>/dev/null || true
+  fi
+  # nodad: no duplicate address detection for the kernel's address (the link
+  # holds only the kernel and the stack), so it is usable at once.
+  "${ipn[@]}" -6 addr replace "$address6" dev "$dev" nodad
+  echo "$dev: $address, $address6${netns:+ in netns $netns} (the stack uses 169.254.$n.9 and fd00:7474:$n::9)"
 }
 
 stop() {

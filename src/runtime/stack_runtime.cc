@@ -1,6 +1,8 @@
 #include "runtime/stack_runtime.hh"
 
+#include <algorithm>
 #include <stdexcept>
+#include <string>
 #include <system_error>
 
 #include <fmt/format.h>
@@ -19,18 +21,23 @@
 #include "net/network_interface.hh"
 #include "util/buffer.hh"
 #include "util/hash.hh"
+#include "util/random.hh"
 #include "wire/ipv4.hh"
+#include "wire/ipv6.hh"
 
 namespace tinytcp::runtime {
 
-// ARP and Ethernet between a TAP device and the Host.
+// ARP, NDP and Ethernet between a TAP device and the Host.
 struct StackRuntime::Tap : net::FrameSink, net::DatagramSink {
   StackRuntime& runtime;
+  Rng rng;  // before nic: it draws the IPv6 ReachableTime in nic's constructor
   net::NetworkInterface nic;
   wire::Ipv4Address gateway;
+  wire::Ipv6Address gateway6;
 
-  Tap(StackRuntime& r, const net::NetworkInterfaceConfig& config, wire::Ipv4Address gw)
-      : runtime(r), nic(config, *this), gateway(gw) {
+  Tap(StackRuntime& r, const net::NetworkInterfaceConfig& config, wire::Ipv4Address gw,
+      const wire::Ipv6Address& gw6, uint64_t seed)
+      : runtime(r), rng(seed), nic(config, *this, &rng), gateway(gw), gateway6(gw6) {
     nic.set_datagram_sink(this, 0);
   }
   void send_frame(std::string_view frame) override { runtime.top_->send(frame); }
@@ -56,6 +63,27 @@ std::optional<uint8_t> device_number(const std::string& dev, const std::string& 
   }
   return static_cast<uint8_t>(n);
 }
+
+// fd00:7474:N::host, N's decimal digits read as the hex group (tun144:
+// fd00:7474:144::), as scripts/tuntap.sh writes it.
+wire::Ipv6Address device_ipv6(uint8_t n, uint16_t host) {
+  uint16_t group = 0;
+  for (const char c : std::to_string(n)) {
+    group = static_cast<uint16_t>(group * 16 + (c - '0'));
+  }
+  return wire::Ipv6Address::from_groups({0xfd00, 0x7474, group, 0, 0, 0, 0, host});
+}
+
+uint64_t seed_from(std::string_view bytes) {
+  uint64_t seed = 0;
+  for (const char c : bytes) {
+    seed = (seed << 8) | static_cast<uint8_t>(c);
+  }
+  return seed;
+}
+
+constexpr uint16_t kEtherTypeIpv4 = 0x0800;
+constexpr uint16_t kEtherTypeIpv6 = 0x86dd;
 
 }  // namespace
 
@@ -160,12 +188,31 @@ StackRuntime::StackRuntime(RuntimeOptions options) : options_(std::move(options)
   if (subnet) {
     kernel_peer_ = wire::Ipv4Address::from_octets(169, 254, *subnet, 1);
   }
+  const size_t mtu = top_->mtu();
+  if (options_.ipv6) {
+    if (options_.address6) {
+      host.ipv6 = *options_.address6;
+    } else if (subnet) {
+      host.ipv6 = device_ipv6(*subnet, 9);
+    }
+    if (host.ipv6 && mtu < wire::ipv6::kMinimumMtu) {
+      // RFC 8200 §5: no IPv6 on a link below 1280 bytes.
+      if (options_.address6) {
+        throw std::runtime_error(
+            fmt::format("{}: MTU {} is below IPv6's 1280; no IPv6 address possible", dev, mtu));
+      }
+      spdlog::warn("{}: MTU {} is below 1280: IPv6 off", dev, mtu);
+      host.ipv6.reset();
+    }
+    if (host.ipv6 && subnet) {
+      kernel_peer6_ = device_ipv6(*subnet, 1);
+    }
+  }
   host.tcp = options_.tcp;
   host.syn_cookies = options_.syn_cookies;
   // RFC 9293 §3.7.1: MSS = MTU - 20 (IPv4) - 20 (TCP). The TcpConfig default
   // (1460, for MTU 1500) follows the device's MTU, larger or smaller; an MSS the
-  // app chose is only lowered to fit.
-  const size_t mtu = top_->mtu();
+  // app chose is only lowered to fit. (The Host takes 20 bytes more off for IPv6.)
   if (mtu > 40) {
     const size_t link_mss = std::min<size_t>(mtu - 40, 65535 - 40);
     host.tcp.mss = host.tcp.mss == tcp::TcpConfig{}.mss
@@ -177,14 +224,19 @@ StackRuntime::StackRuntime(RuntimeOptions options) : options_(std::move(options)
 
   if (top_->link_type() == io::LinkType::kEthernet) {
     net::NetworkInterfaceConfig nic;
-    const auto random = secure_random_bytes(6);
+    const auto random = secure_random_bytes(14);  // MAC, then the NDP Rng's seed
     for (size_t i = 0; i < 6; ++i) {
       nic.mac.bytes[i] = static_cast<uint8_t>(random[i]);
     }
     nic.mac.bytes[0] = static_cast<uint8_t>((nic.mac.bytes[0] & 0xfe) | 0x02);  // local, unicast
     nic.ip = host.address;
     nic.mtu = static_cast<uint16_t>(mtu);
-    tap_ = std::make_unique<Tap>(*this, nic, kernel_peer_.value_or(host.address));
+    // NDP on the IPv6 side, with duplicate address detection of our address
+    // (RFC 4862 §5.4: one probe, 1 s; the address answers nothing until then).
+    nic.ipv6 = host.ipv6;
+    tap_ = std::make_unique<Tap>(*this, nic, kernel_peer_.value_or(host.address),
+                                 kernel_peer6_.value_or(host.ipv6.value_or(wire::Ipv6Address{})),
+                                 seed_from(std::string_view(random).substr(6)));
     tap_source_ = loop_.add_deadline_source([this] { return tap_->nic.next_deadline(); },
                                             [this](Instant now) { tap_->nic.tick(now); });
     tap_->nic.start(loop_.now());
@@ -199,7 +251,8 @@ StackRuntime::StackRuntime(RuntimeOptions options) : options_(std::move(options)
     flush();
     report_refused();
   });
-  spdlog::debug("stack: {} on {} (mtu {}, mss {}{})", host.address, dev, mtu, host.tcp.mss,
+  spdlog::debug("stack: {}{}{} on {} (mtu {}, mss {}{})", host.address, host.ipv6 ? " and " : "",
+                host.ipv6 ? fmt::format("{}", *host.ipv6) : "", dev, mtu, host.tcp.mss,
                 options_.offload == Offload::kOn ? ", offload" : "");
 }
 
@@ -224,6 +277,10 @@ void StackRuntime::on_packet(std::string_view packet) {
 
 void StackRuntime::send_datagram(std::string_view datagram) {
   if (tap_) {
+    if (!datagram.empty() && (static_cast<uint8_t>(datagram[0]) >> 4) == 6) {
+      tap_->nic.send_ipv6_datagram(datagram, ipv6_next_hop(datagram), loop_.now());
+      return;
+    }
     // Everything on the link is on-link: the next hop is the destination
     // itself when it is in our /24, else the kernel side (a gateway).
     // The Host wrote this datagram: read its destination (bytes 16-19) without
@@ -239,6 +296,23 @@ void StackRuntime::send_datagram(std::string_view datagram) {
   } else {
     queue_datagram(datagram);
   }
+}
+
+wire::Ipv6Address StackRuntime::ipv6_next_hop(std::string_view datagram) const {
+  // The destination is bytes 24-39 of the fixed header the Host wrote. On-link
+  // (RFC 4861 §5.2): multicast, link-local and our own /64; anything else goes
+  // through the kernel side, as IPv4 beyond the /24 does.
+  constexpr size_t kDestination = 24;
+  wire::Ipv6Address dst;
+  if (datagram.size() < kDestination + dst.bytes.size()) {
+    return tap_->gateway6;  // never: the Host writes whole headers
+  }
+  std::copy_n(datagram.data() + kDestination, dst.bytes.size(), dst.bytes.begin());
+  const auto& ours = host_->config().ipv6;
+  if (dst.is_multicast() || dst.is_link_local() || (ours && dst.in_prefix(*ours, 64))) {
+    return dst;
+  }
+  return tap_->gateway6;
 }
 
 void StackRuntime::queue_datagram(std::string_view datagram) {
@@ -279,10 +353,15 @@ void StackRuntime::flush() {
 
 void StackRuntime::on_refused(std::string_view packet) {
   if (top_->link_type() == io::LinkType::kEthernet) {
-    // An Ethernet II frame: only IPv4 is the Host's (ARP goes again on its own timers).
+    // An Ethernet II frame: IPv4 and IPv6 datagrams are the Host's (ARP and
+    // NDP, also IPv6, go again on their own timers; the Host ignores those).
     constexpr size_t kEthernetHeader = 14;
-    if (packet.size() <= kEthernetHeader || static_cast<uint8_t>(packet[12]) != 0x08 ||
-        packet[13] != 0x00) {
+    if (packet.size() <= kEthernetHeader) {
+      return;
+    }
+    const auto ether_type = static_cast<uint16_t>((static_cast<uint8_t>(packet[12]) << 8) |
+                                                  static_cast<uint8_t>(packet[13]));
+    if (ether_type != kEtherTypeIpv4 && ether_type != kEtherTypeIpv6) {
       return;
     }
     packet.remove_prefix(kEthernetHeader);

@@ -27,6 +27,7 @@
 #include "io/event_loop.hh"
 #include "stack/host.hh"
 #include "wire/ipv4.hh"
+#include "wire/ipv6.hh"
 
 namespace tinytcp::runtime {
 
@@ -46,8 +47,14 @@ struct RuntimeOptions {
   // (io/ack_coalescer.hh): one ACK per connection and loop pass under load.
   bool coalesce_acks = true;
   std::optional<wire::Ipv4Address> address;  // default: 169.254.N.9 for tunN/tapN
-  std::string pcap;                          // capture file, empty: none
-  std::string impair;                        // impairment spec, each direction
+  // Our IPv6 address (HostConfig::ipv6). Default fd00:7474:N::9 for tunN/tapN
+  // (N's decimal digits as the group, as scripts/tun.sh and tap.sh give the
+  // kernel fd00:7474:N::1/64); none on udp: unless set here. ipv6 = false
+  // turns IPv6 off whatever address6 holds.
+  std::optional<wire::Ipv6Address> address6;
+  bool ipv6 = true;
+  std::string pcap;        // capture file, empty: none
+  std::string impair;      // impairment spec, each direction
   std::string impair_in;   // inbound only: used instead of `impair` when not empty
   std::string impair_out;  // outbound only: likewise
   uint64_t seed = 1;
@@ -87,6 +94,8 @@ class StackRuntime {
   Instant now() const { return loop_.now(); }
   // The kernel side of a tunN/tapN link (169.254.N.1), for defaults.
   std::optional<wire::Ipv4Address> kernel_peer() const { return kernel_peer_; }
+  // Its IPv6 twin (fd00:7474:N::1); nullopt when IPv6 is off or not tunN/tapN.
+  std::optional<wire::Ipv6Address> kernel_peer6() const { return kernel_peer6_; }
   const io::DatagramAdapter& adapter() const { return *top_; }
   // The device itself (under any impairment or capture wrapper).
   const io::DatagramAdapter& device() const { return *device_; }
@@ -104,6 +113,8 @@ class StackRuntime {
   struct Tap;
   void on_packet(std::string_view packet);
   void send_datagram(std::string_view datagram);
+  // TAP: the neighbor an IPv6 datagram of ours goes to.
+  wire::Ipv6Address ipv6_next_hop(std::string_view datagram) const;
   void queue_datagram(std::string_view datagram);
   // The device refused `packet` (ENOBUFS, EAGAIN): kept for report_refused().
   void on_refused(std::string_view packet);
@@ -119,6 +130,7 @@ class StackRuntime {
   std::unique_ptr<Tap> tap_;
   std::unique_ptr<stack::Host> host_;
   std::optional<wire::Ipv4Address> kernel_peer_;
+  std::optional<wire::Ipv6Address> kernel_peer6_;
   io::EventLoop::SourceId adapter_source_ = 0;
   io::EventLoop::SourceId host_source_ = 0;
   io::EventLoop::SourceId tap_source_ = 0;
@@ -129,7 +141,7 @@ class StackRuntime {
   size_t batch_bytes_ = 0;
   std::vector<std::pair<size_t, size_t>> batch_spans_;  // offset, size
   std::vector<std::string_view> batch_views_;
-  std::vector<std::string> refused_;  // IPv4 datagrams, at most kMaxRefused
+  std::vector<std::string> refused_;  // IP datagrams (either family), at most kMaxRefused
   RuntimeStats stats_;
 };
 
