@@ -1,13 +1,15 @@
 // tt-serve: servers on tinytcp's own stack that kernel clients can reach.
 //
-//   tt-serve --dev tun144 [--echo PORT] [--discard PORT] [--http DIR [--http-port PORT]
+//   tt-serve --dev tun144 [--address6 A | --no-ipv6] [--echo PORT] [--discard PORT] [--http DIR
+//   [--http-port PORT]
 //            [--allow-put] [--max-upload BYTES] [--header-timeout S] [--idle-timeout S]]
 //
 // echo: every byte back, close when the peer closes. discard: read and drop.
 // http: HTTP/1.1 GET and HEAD of the regular files in DIR, and with
 // --allow-put PUT /NAME to store a file there, one request per connection
 // (apps/common/http_file_server.hh: limits and timeouts). Runs until SIGINT or
-// SIGTERM, then prints a summary.
+// SIGTERM, then prints a summary. Every server answers on both families: on
+// tunN/tapN on 169.254.N.9 and fd00:7474:N::9 (scripts/tun.sh, tap.sh).
 
 #include <csignal>
 #include <cstdio>
@@ -163,6 +165,8 @@ int run(int argc, char** argv) {
       "Every error is one line on stderr.");
   runtime::RuntimeOptions options;
   std::string address;
+  std::string address6;
+  bool no_ipv6 = false;
   int echo_port = 0;
   int discard_port = 0;
   std::string http_dir;
@@ -175,6 +179,10 @@ int run(int argc, char** argv) {
                  "read and write), tapN or udp:PEER_IP:PORT[@LOCAL_PORT]")
       ->capture_default_str();
   app.add_option("--address", address, "Our IPv4 address (default 169.254.N.9 for tunN/tapN)");
+  app.add_option("--address6", address6,
+                 "Our IPv6 address (default fd00:7474:N::9 for tunN/tapN; on tapN it answers "
+                 "after duplicate address detection, about 1 s)");
+  app.add_flag("--no-ipv6", no_ipv6, "No IPv6 address (IPv4 only)");
   app.add_option("--pcap", options.pcap, "Capture every packet to this pcap file");
   app.add_option("--impair", options.impair, "Impairment each way, e.g. loss=1%,delay=10ms");
   app.add_option("--impair-in", options.impair_in, "Impairment of what we receive only");
@@ -243,6 +251,14 @@ int run(int argc, char** argv) {
       return 1;
     }
   }
+  if (!address6.empty()) {
+    options.address6 = wire::Ipv6Address::parse(address6);
+    if (!options.address6) {
+      std::fprintf(stderr, "tt-serve: bad --address6 '%s'\n", address6.c_str());
+      return 1;
+    }
+  }
+  options.ipv6 = !no_ipv6;
   options.syn_cookies = !no_syn_cookies;
   // Many connections at once: moderate buffers (1 MiB each way unless --buffer).
   options.tcp.receive_buffer_bytes = buffer_bytes;
@@ -270,8 +286,10 @@ int run(int argc, char** argv) {
   g_loop = &runtime.loop();
   std::signal(SIGINT, on_signal);
   std::signal(SIGTERM, on_signal);
-  spdlog::info("serving on {} ({}){}{}{}", fmt::format("{}", runtime.host().config().address),
-               options.dev, echo_port ? fmt::format(", echo :{}", echo_port) : "",
+  const auto& ipv6 = runtime.host().config().ipv6;
+  spdlog::info("serving on {}{} ({}){}{}{}", fmt::format("{}", runtime.host().config().address),
+               ipv6 ? fmt::format(" and {}", *ipv6) : "", options.dev,
+               echo_port ? fmt::format(", echo :{}", echo_port) : "",
                discard_port ? fmt::format(", discard :{}", discard_port) : "",
                http_dir.empty() ? ""
                                 : fmt::format(", http :{} from {} (PUT {})", http_port, http_dir,
@@ -303,6 +321,12 @@ int run(int argc, char** argv) {
       static_cast<unsigned long long>(stats.time_wait_entered),
       static_cast<unsigned long long>(stats.time_wait_overflow),
       static_cast<unsigned long long>(stats.time_wait_reused));
+  if (const auto* v6 = runtime.host().ipv6_input(); v6 != nullptr) {
+    std::printf("tt-serve: IPv6 on %s: %llu pings answered, %llu ICMPv6 errors sent\n",
+                fmt::format("{}", *ipv6).c_str(),
+                static_cast<unsigned long long>(v6->icmp_stats().echo_replies),
+                static_cast<unsigned long long>(v6->icmp_stats().errors));
+  }
   if (!http_dir.empty()) {
     const auto& h = server.http().stats();
     std::printf(

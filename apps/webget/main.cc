@@ -2,6 +2,10 @@
 //
 //   webget [--dev tun144|tap10|udp:PEER:PORT] [--pcap F] [-o FILE] URL
 //
+// URL is http://IPV4[:PORT]/PATH or http://[IPV6][:PORT]/PATH (RFC 3986
+// §3.2.2: an IPv6 literal in brackets); over IPv6 our address is
+// fd00:7474:N::9 on tunN/tapN (--address6).
+//
 // The request goes out with a Host header and `Connection: close`; the body
 // (Content-Length, chunked, or until close) goes to stdout or FILE. Errors are
 // one line on stderr and a non-zero exit: 1 bad arguments or local error,
@@ -12,7 +16,10 @@
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <stdexcept>
+#include <string>
+#include <string_view>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -22,6 +29,8 @@
 #include "common/version_flag.hh"
 #include "proto/http.hh"
 #include "runtime/stack_runtime.hh"
+#include "stack/ip_address.hh"
+#include "util/expected.hh"
 #include "util/logging.hh"
 #include "util/printable.hh"
 
@@ -34,6 +43,61 @@ enum Exit { kOk = 0, kLocal = 1, kConnection = 2, kTimeout = 3, kProtocol = 4, k
 int fail(int code, const std::string& message) {
   std::fprintf(stderr, "webget: %s\n", message.c_str());
   return code;
+}
+
+// An http:// URL whose host is a bracketed IPv6 literal ("http://[fd00::1]:8080/x")
+// is parsed by proto::parse_url with a placeholder for the literal (parse_url
+// knows only names and IPv4), then given its literal back, brackets and all,
+// which is also the Host header's form (RFC 9110 §7.2). Other URLs pass through.
+struct TargetUrl {
+  proto::Url url;
+  std::optional<stack::IpAddress> server;  // the literal, parsed
+};
+
+Expected<TargetUrl, std::string> parse_target(const std::string& text) {
+  constexpr std::string_view kScheme = "http://";
+  std::string rewritten = text;
+  std::optional<wire::Ipv6Address> literal;
+  std::string bracketed;
+  if (text.size() > kScheme.size() && text[kScheme.size()] == '[') {
+    const size_t open = kScheme.size();
+    const size_t close = text.find(']', open);
+    const size_t end = text.find_first_of("/?#", open);
+    if (close == std::string::npos || (end != std::string::npos && close > end)) {
+      return make_unexpected(fmt::format(
+          "malformed IPv6 literal in '{}': no closing ']' (expected http://[ADDR]:PORT/PATH)",
+          text));
+    }
+    const std::string inside = text.substr(open + 1, close - open - 1);
+    literal = wire::Ipv6Address::parse(inside);
+    if (!literal) {
+      return make_unexpected(
+          fmt::format("malformed IPv6 literal in '{}': '{}' is not an IPv6 address", text, inside));
+    }
+    if (close + 1 < text.size() && text.find_first_of(":/?#", close + 1) != close + 1) {
+      return make_unexpected(
+          fmt::format("malformed IPv6 literal in '{}': expected ':PORT' or '/' after ']'", text));
+    }
+    bracketed = text.substr(open, close - open + 1);
+    rewritten = text.substr(0, open) + "ipv6-literal" + text.substr(close + 1);
+  }
+  auto url = proto::parse_url(rewritten);
+  if (!url) {
+    // Its message names the URL as given, not our rewrite.
+    std::string message = url.error();
+    if (const size_t at = message.find(rewritten); literal && at != std::string::npos) {
+      message.replace(at, rewritten.size(), text);
+    }
+    return make_unexpected(message);
+  }
+  TargetUrl target{*url, std::nullopt};
+  if (literal) {
+    target.url.host = bracketed;
+    target.server = stack::IpAddress(*literal);
+  } else if (const auto v4 = wire::Ipv4Address::parse(url->host)) {
+    target.server = stack::IpAddress(*v4);
+  }
+  return target;
 }
 
 int run(int argc, char** argv) {
@@ -52,14 +116,19 @@ int run(int argc, char** argv) {
   std::string url_text;
   std::string output;
   std::string address;
+  std::string address6;
+  bool no_ipv6 = false;
   double timeout_s = 30;
   int verbose = 0;
   bool quiet = false;
-  app.add_option("url", url_text, "http://IPV4[:PORT]/PATH")->required();
+  app.add_option("url", url_text, "http://IPV4[:PORT]/PATH or http://[IPV6][:PORT]/PATH")
+      ->required();
   app.add_option("--dev", options.dev,
                  "tunN (tunN+nooffload: no TSO/GSO), tapN or udp:PEER_IP:PORT[@LOCAL_PORT]")
       ->capture_default_str();
   app.add_option("--address", address, "Our IPv4 address (default 169.254.N.9 for tunN/tapN)");
+  app.add_option("--address6", address6, "Our IPv6 address (default fd00:7474:N::9 for tunN/tapN)");
+  app.add_flag("--no-ipv6", no_ipv6, "No IPv6 address (IPv4 only)");
   app.add_option("--pcap", options.pcap, "Capture every packet to this pcap file");
   app.add_option("--impair", options.impair,
                  "Impairment each way, e.g. loss=1%,delay=10ms (see docs/io.md)");
@@ -73,15 +142,26 @@ int run(int argc, char** argv) {
   }
   setup_logging(quiet ? -1 : verbose);
 
-  const auto url = proto::parse_url(url_text);
-  if (!url) {
-    return fail(kLocal, url.error());
+  const auto target = parse_target(url_text);
+  if (!target) {
+    return fail(kLocal, target.error());
   }
-  const auto server = wire::Ipv4Address::parse(url->host);
-  if (!server) {
-    return fail(kLocal, fmt::format("host must be an IPv4 address (tinytcp has no DNS resolver): "
-                                    "'{}'",
+  const proto::Url* url = &target->url;
+  if (!target->server) {
+    return fail(kLocal, fmt::format("host must be an IPv4 address or a bracketed IPv6 one "
+                                    "(tinytcp has no DNS resolver): '{}'",
                                     url->host));
+  }
+  const stack::IpAddress server = *target->server;
+  options.ipv6 = !no_ipv6;
+  if (!address6.empty()) {
+    options.address6 = wire::Ipv6Address::parse(address6);
+    if (!options.address6) {
+      return fail(kLocal, fmt::format("bad --address6 '{}'", address6));
+    }
+  }
+  if (server.is_v6() && no_ipv6) {
+    return fail(kLocal, "--no-ipv6 with an IPv6 URL");
   }
   if (!address.empty()) {
     options.address = wire::Ipv4Address::parse(address);
@@ -107,9 +187,13 @@ int run(int argc, char** argv) {
     return fail(kLocal, e.what());
   }
   stack::Host& host = runtime->host();
+  if (server.is_v6() && !host.config().ipv6) {
+    return fail(kLocal,
+                fmt::format("no IPv6 address of ours on --dev {} (give --address6)", options.dev));
+  }
   const double t0 = to_seconds(runtime->now().since_epoch());
 
-  const auto socket = host.connect(*server, url->port, runtime->now());
+  const auto socket = host.connect(server, url->port, runtime->now());
   if (!socket) {
     return fail(kConnection, fmt::format("cannot connect: {}", stack::to_string(socket.error())));
   }
