@@ -15,6 +15,7 @@ import random
 import time
 
 from conn import WINDOW, check
+from wire6 import ipv6
 from wire import (ACK, FIN, OPT_SACK_PERM, PSH, RST, SYN, ipv4, opt_mss, seq_add, seq_diff,
                   tcp_segment)
 
@@ -675,7 +676,7 @@ def _flood(link_args, src, dst, port, stop_at, sent):
     for sport in rng.sample(range(1024, 65535), 30000):
         seg = tcp_segment(src, dst, sport, port, rng.getrandbits(32), 0, SYN, 65535,
                           SYN_OPTS)
-        frames.append(ipv4(src, dst, seg))
+        frames.append(ipv6(src, dst, seg) if ":" in src else ipv4(src, dst, seg))
     i = 0
     while time.monotonic() < stop_at and i < len(frames):
         for frame in frames[i:i + 50]:

@@ -200,7 +200,7 @@ class Conn:
             sport, dport = struct.unpack("!HH", datagram[ihl:ihl + 4])
             if sport != self.port or dport != self.sport:
                 continue
-            seg = parse_segment(t, datagram)
+            seg = parse_segment(t, datagram, self.link.gso_size)
             note = ""
             if seg.sack:
                 note += " sack=" + ",".join(

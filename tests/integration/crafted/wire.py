@@ -30,6 +30,8 @@ SO_TIMESTAMPNS = 35
 SO_RCVBUFFORCE = 33
 SOL_PACKET = 263
 PACKET_IGNORE_OUTGOING = 23
+PACKET_VNET_HDR = 15
+VNET_HDR = 10  # struct virtio_net_hdr
 
 
 def seq_add(a, n):
@@ -103,7 +105,7 @@ class Segment:
     ack: int
     window: int
     payload: bytes
-    size: int = 0  # the whole IP datagram
+    size: int = 0  # the largest IP datagram it makes on the wire (see Link.recv)
     raw: bytes = b""  # the whole IP datagram (quoted by the ICMPv6 cases)
     mss: int = None
     wscale: int = None
@@ -124,11 +126,17 @@ def flag_names(flags):
                                     (URG, "U")) if flags & bit) or "-"
 
 
-def parse_segment(t, datagram):
+def parse_segment(t, datagram, gso_size=0):
+    """`gso_size`: the datagram is a sender's TSO super-segment, cut into
+    segments of that much payload on the way (Link.recv)."""
     pkt = IPv6(datagram) if datagram[0] >> 4 == 6 else IP(datagram)
     tcp = pkt[TCP]
+    payload = bytes(tcp.payload)
+    size = len(datagram)
+    if gso_size and len(payload) > gso_size:
+        size -= len(payload) - gso_size
     seg = Segment(t=t, flags=int(tcp.flags), seq=tcp.seq, ack=tcp.ack, window=tcp.window,
-                  payload=bytes(tcp.payload), size=len(datagram), raw=bytes(datagram))
+                  payload=payload, size=size, raw=bytes(datagram))
     for option in tcp.options:
         name, value = option[0], option[1] if len(option) > 1 else None
         if name == "MSS":
@@ -163,15 +171,22 @@ class Link:
         self.sock.setsockopt(socket.SOL_SOCKET, SO_RCVBUFFORCE, 64 << 20)
         self.sock.setsockopt(SOL_PACKET, PACKET_IGNORE_OUTGOING, 1)
         self.sock.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
+        # A virtio-net header before every frame, both ways: a sender with
+        # TSO (tt-serve on a TUN with offloads) hands the kernel segments of up
+        # to 64 KiB that are cut to gso_size only on the way out, and this
+        # socket sees them whole; the header says how they are cut.
+        self.sock.setsockopt(SOL_PACKET, PACKET_VNET_HDR, 1)
+        self.gso_size = 0  # of the last datagram recv() returned
         self.sock.bind((iface, 0))
 
     def send(self, datagram):
-        self.sock.sendto(self.header + datagram, (self.iface, self.ethertype))
+        self.sock.sendto(bytes(VNET_HDR) + self.header + datagram, (self.iface, self.ethertype))
 
     def recv(self, timeout):
         """Next datagram of the link's family that arrived on the interface, as
         (time, bytes), or None after `timeout` seconds. Our own transmissions
-        are skipped."""
+        are skipped. `gso_size` is then the payload of each segment the datagram
+        is cut into (0: it is one segment)."""
         deadline = time.monotonic() + timeout
         while True:
             left = deadline - time.monotonic()
@@ -181,8 +196,10 @@ class Link:
             if not ready:
                 return None
             data, ancillary, _, addr = self.sock.recvmsg(65536, 64)
-            if addr[2] == PACKET_OUTGOING:
+            if addr[2] == PACKET_OUTGOING or len(data) < VNET_HDR:
                 continue
+            gso_type, gso_size = data[1], struct.unpack("=H", data[4:6])[0]
+            data = data[VNET_HDR:]
             t = time.time()
             for level, kind, value in ancillary:
                 if level == socket.SOL_SOCKET and kind == SO_TIMESTAMPNS:
@@ -193,6 +210,7 @@ class Link:
                     continue
                 data = data[14:]
             if len(data) >= (40 if self.family == 6 else 20) and data[0] >> 4 == self.family:
+                self.gso_size = gso_size if gso_type & 0x7F else 0
                 return t, data
 
     def close(self):
