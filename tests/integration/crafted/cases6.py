@@ -400,8 +400,9 @@ def syn_flood_v6_cookie_mss(ctx):
     carry, at most MTU - 60 (RFC 9293 §3.7.1: the largest segment it can
     receive; RFC 8200: a 40-byte header, not IPv4's 20), and the echo of 2 x
     1440 bytes comes back byte-exact in datagrams of at most the MTU (RFC
-    8200 §5), all within 1 s. After the Packet Too Big case Linux announces
-    1220 (the lowered path MTU), which is within the bound."""
+    8200 §5), all within 2 s (the latency under a flood is the IPv4 case's
+    to bound; this one is about the MSS). After the Packet Too Big case Linux
+    announces 1220 (the lowered path MTU), which is within the bound."""
     stop_at = time.monotonic() + 3.0
     sent = multiprocessing.Value("l", 0)
     child = multiprocessing.Process(
@@ -411,7 +412,7 @@ def syn_flood_v6_cookie_mss(ctx):
         time.sleep(1.0)
         c = ctx.conn()
         start = time.monotonic()
-        synack = c.handshake(options=opt_mss(8940) + OPT_SACK_PERM, timeout=1.0)
+        synack = c.handshake(options=opt_mss(8940) + OPT_SACK_PERM, timeout=2.0)
         mtu = int(open(f"/sys/class/net/{ctx.link.iface}/mtu").read())
         ctx.note(f"SYN-ACK MSS {synack.mss}, SACK-permitted {synack.sack_permitted}")
         check(synack.mss is not None and synack.mss <= mtu - 60,
@@ -420,7 +421,7 @@ def syn_flood_v6_cookie_mss(ctx):
         mark = len(c.received)
         c.data(data[:1440])
         c.data(data[1440:])
-        check(c.read(len(data), timeout=max(1.0 - (time.monotonic() - start), 0.05)) == data,
+        check(c.read(len(data), timeout=max(2.0 - (time.monotonic() - start), 0.05)) == data,
               "the echo is not the data")
         biggest = max(s.size for s in c.received[mark:] if s.payload)
         ctx.note(f"largest echo datagram {biggest} bytes")
