@@ -91,8 +91,8 @@ Host::Socket& Host::make_socket(const FourTuple& tuple, SocketId listener, Insta
                         tuple.remote_port, now);
   }
   socket->conn = std::make_unique<tcp::TcpConnection>(
-      tuple.family() == IpFamily::V6 ? tcp6_ : config_.tcp, *isn,
-      [this, id](const tcp::TcpSegment& seg) { transmit(id, seg); }, timestamp_offset(tuple));
+      tcp_config(tuple), *isn, [this, id](const tcp::TcpSegment& seg) { transmit(id, seg); },
+      timestamp_offset(tuple));
   return sockets_.add(std::move(socket));
 }
 
@@ -341,7 +341,8 @@ void Host::on_listener_syn(Socket& listener, const InboundSegment& in, Instant n
 
 void Host::send_cookie_syn_ack(ListenQueue& listener, const InboundSegment& in, Instant now) {
   const uint32_t tsval_now = tcp::TcpSender::timestamp_clock(timestamp_offset(in.tuple), now);
-  const tcp::TcpSegment syn_ack = admission_.cookie_syn_ack(config_.tcp, in, tsval_now, now);
+  const tcp::TcpSegment syn_ack =
+      admission_.cookie_syn_ack(tcp_config(in.tuple), in, tsval_now, now);
   BufferWriter w(out_buffer_.data(), out_buffer_.size());
   if (serialize_datagram(syn_ack, in.tuple, config_.ttl, w)) {
     ++stats_.syn_cookies_sent;

@@ -172,6 +172,10 @@ class Host {
   net::Ipv4Reassembler reassembler_;
   std::optional<Ipv6Input> ipv6_;
   tcp::TcpConfig tcp6_;  // config_.tcp with the IPv6 MSS
+  // The TCP configuration of a connection on `t`: its family's MSS.
+  const tcp::TcpConfig& tcp_config(const FourTuple& t) const {
+    return t.family() == IpFamily::V6 ? tcp6_ : config_.tcp;
+  }
   HostStats stats_;
 
   SocketTable sockets_;

@@ -388,11 +388,7 @@ def packet_too_big_lowers_segment_size(ctx):
 # ---------------------------------------------------------------- floods
 
 
-@case("RFC 4987 §3.6, RFC 9293 §3.7.1, RFC 8200 §8.3",
-      xfail={"tinytcp": "a SYN-cookie SYN-ACK over IPv6 announces the IPv4 MSS, 1460 (not "
-                        "1440), inviting 1520-byte datagrams onto an MTU-1500 link: "
-                        "Host::send_cookie_syn_ack passes config_.tcp, not the IPv6 tcp.mss - 20 "
-                        "(src/stack; the connection's own segments are right, 1440)"})
+@case("RFC 4987 §3.6, RFC 9293 §3.7.1, RFC 8200 §8.3")
 def syn_flood_v6_cookie_mss(ctx):
     """30,000 spoofed SYNs from fd00:7474:N::3 (bursts of 50 every 2 ms); 1 s
     into the flood a real client from a jumbo link (SYN with MSS 8940) gets a

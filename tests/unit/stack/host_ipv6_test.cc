@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "stack/datagram_codec.hh"
 #include "stack/host.hh"
 #include "unit/stack/two_hosts.hh"
 #include "util/buffer.hh"
@@ -160,6 +161,43 @@ TEST_F(Ipv6Hosts, HandshakeAndDataBothWays) {
   }));
   EXPECT_EQ(back, down);
   EXPECT_EQ(a_.stats().drops.total(), 0u);
+}
+
+TEST_F(Ipv6Hosts, SynCookieAnnouncesTheIpv6Mss) {
+  // The crafted suite found it: a cookie SYN-ACK over IPv6 announced 1460.
+  const auto listener = a_.listen(80, 1);
+  ASSERT_TRUE(listener);
+  tcp::TcpSegment syn;  // a spoofed SYN whose SYN-ACK is lost: the SYN queue is full
+  syn.syn = true;
+  syn.seqno = tcp::Wrap32{12345u};
+  syn.window = 65535;
+  syn.options.mss = 1440;
+  std::string buf(120, '\0');
+  BufferWriter w(buf.data(), buf.size());
+  ASSERT_TRUE(serialize_datagram(syn, FourTuple{IpAddress(kB6), 7, IpAddress(kA6), 80}, 64, w));
+  drop_to_b_ = true;
+  a_.receive_datagram(w.written(), now_);
+  drop_to_b_ = false;
+  ASSERT_EQ(a_.connection_count(), 1u);
+  from_a_.clear();
+  const auto client = b_.connect(IpAddress(kA6), 80, now_);
+  ASSERT_TRUE(client);
+  std::optional<SocketId> server;
+  ASSERT_TRUE(run_until([&] {
+    server = server ? server : a_.accept(*listener);
+    return server && b_.info(*client)->state == tcp::TcpState::Established;
+  }));
+  EXPECT_EQ(a_.stats().syn_cookies_sent, 1u);
+  EXPECT_EQ(a_.stats().syn_cookies_accepted, 1u);
+  ASSERT_FALSE(from_a_.empty());
+  const auto ip = wire::parse_ipv6(from_a_.front());
+  ASSERT_TRUE(ip);
+  const auto syn_ack = parse_segment(ip->header, ip->payload);
+  ASSERT_TRUE(syn_ack);
+  EXPECT_TRUE(syn_ack->segment.syn && syn_ack->segment.ack);
+  EXPECT_EQ(syn_ack->segment.options.mss, 1440u);  // MTU 1500 - 40 - 20
+  EXPECT_EQ(b_.connection(*client)->sender().max_payload(), 1440u - 12u);
+  EXPECT_EQ(a_.connection(*server)->sender().max_payload(), 1440u - 12u);
 }
 
 TEST_F(Ipv6Hosts, ListenerAcceptsBothFamilies) {
