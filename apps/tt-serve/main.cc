@@ -23,6 +23,7 @@
 #include "common/command_line.hh"
 #include "common/http_file_server.hh"
 #include "common/version_flag.hh"
+#include "io/kernel_device.hh"
 #include "runtime/stack_runtime.hh"
 #include "tcp/congestion/congestion_control.hh"
 #include "util/logging.hh"
@@ -358,6 +359,17 @@ int run(int argc, char** argv) {
       static_cast<unsigned long long>(dev.packets_received),
       static_cast<unsigned long long>(dev.packets_sent),
       static_cast<unsigned long long>(dev.send_drops));
+  if (const auto* kernel = dynamic_cast<const io::KernelDevice*>(&runtime.device());
+      kernel != nullptr && kernel->offload()) {
+    const auto& o = kernel->offload_stats();
+    std::printf(
+        "tt-serve: offload: %llu super-packets in, %llu out (%llu segments), %llu checksums "
+        "completed\n",
+        static_cast<unsigned long long>(o.super_packets_received),
+        static_cast<unsigned long long>(o.super_packets_sent),
+        static_cast<unsigned long long>(o.segments_coalesced),
+        static_cast<unsigned long long>(o.checksums_completed));
+  }
   g_loop = nullptr;
   return 0;
 }

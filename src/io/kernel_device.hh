@@ -12,7 +12,7 @@
 // and the link state are configured outside (scripts, `ip`), not here.
 //
 // The receive buffer holds 64 KiB, not one MTU: with `offload` (TUN only) the
-// device runs with IFF_VNET_HDR, checksum offload and TSO4, so a read may be
+// device runs with IFF_VNET_HDR, checksum offload, TSO4 and TSO6, so a read may be
 // a GSO super-packet of up to 64 KiB. It is handed up whole, its checksum
 // completed (the stack above takes segments larger than the MSS), and
 // send_batch() merges runs of segments of one flow into TSO super-packets
@@ -36,7 +36,7 @@ namespace tinytcp::io {
 struct KernelDeviceConfig {
   std::string name;             // e.g. "tun144"; empty: the kernel picks one
   uint32_t txqueuelen = 10000;  // 0: leave the device's queue length alone
-  bool offload = false;         // IFF_VNET_HDR, checksum and TSO4 offload (TUN only)
+  bool offload = false;         // IFF_VNET_HDR, checksum, TSO4 and TSO6 offload (TUN only)
 };
 
 enum class DeviceDrop {
@@ -48,7 +48,7 @@ enum class DeviceDrop {
   kWriteError,      // any other write error
   kBadVnetHeader,   // offload: read shorter than the virtio-net header, or its checksum
                     // field outside the packet
-  kUnsupportedGso,  // offload: a GSO type other than TCPv4 (never offered to the kernel)
+  kUnsupportedGso,  // offload: a GSO type other than TCPv4 and TCPv6 (never offered to the kernel)
   kCount,
 };
 const char* to_string(DeviceDrop drop);

@@ -57,4 +57,29 @@ bool complete_checksum(char* packet, size_t size, const VirtioNetHeader& header)
   return true;
 }
 
+VnetReadInfo take_virtio_net_header(char* read, size_t size) {
+  VnetReadInfo info;
+  const auto header = parse_virtio_net_header(std::string_view(read, size));
+  if (!header) {
+    return info;
+  }
+  const uint8_t gso = header->gso_type & static_cast<uint8_t>(~VirtioNetHeader::kGsoEcn);
+  if (gso != VirtioNetHeader::kGsoNone && gso != VirtioNetHeader::kGsoTcpV4 &&
+      gso != VirtioNetHeader::kGsoTcpV6) {
+    info.result = VnetRead::kUnsupportedGso;
+    return info;
+  }
+  if ((header->flags & VirtioNetHeader::kNeedsChecksum) != 0) {
+    // The buffer is the caller's: complete the checksum in place, so the
+    // stack above verifies it as it would any packet.
+    if (!complete_checksum(read + VirtioNetHeader::kSize, size - VirtioNetHeader::kSize, *header)) {
+      return info;
+    }
+    info.checksum_completed = true;
+  }
+  info.super_packet = gso != VirtioNetHeader::kGsoNone;
+  info.result = VnetRead::kPacket;
+  return info;
+}
+
 }  // namespace tinytcp::io

@@ -7,8 +7,10 @@
 
 #include "io/virtio_net_header.hh"
 #include "stack/datagram_codec.hh"
+#include "unit/wire/test_bytes.hh"
 #include "util/buffer.hh"
 #include "wire/ipv4.hh"
+#include "wire/ipv6.hh"
 #include "wire/tcp_header.hh"
 
 namespace tinytcp::io {
@@ -16,6 +18,14 @@ namespace {
 
 const stack::FourTuple kFlow{wire::Ipv4Address::from_octets(169, 254, 144, 9), 80,
                              wire::Ipv4Address::from_octets(169, 254, 144, 1), 40000};
+
+const stack::FourTuple kFlow6{*wire::Ipv6Address::parse("fd00:7474:144::9"), 80,
+                              *wire::Ipv6Address::parse("fd00:7474:144::1"), 40000};
+
+// See Ipv6SuperPacketMatchesScapysBytes.
+const char* const kScapyHeaders6 =
+    "60000000 011a 06 40 fd007474014400000000000000000009 fd007474014400000000000000000001"
+    "0050 9c40 000003e8 00000309 8010 0400 ec1c 0000 0101080a 000003e8 000007d0";
 
 // Builds the datagrams the Host would send; verb helpers change one field.
 class TsoBatcherTest : public ::testing::Test {
@@ -39,9 +49,9 @@ class TsoBatcherTest : public ::testing::Test {
     datagrams_.push_back(out);
   }
   // `count` full segments of `mss` bytes from sequence number 1000.
-  void add_run(size_t count, size_t mss = 1448) {
+  void add_run(size_t count, size_t mss = 1448, const stack::FourTuple& flow = kFlow) {
     for (size_t i = 0; i < count; ++i) {
-      add(data(static_cast<uint32_t>(1000 + i * mss), mss));
+      add(data(static_cast<uint32_t>(1000 + i * mss), mss), flow);
     }
   }
   TsoRun run(size_t max_bytes = 65535) {
@@ -238,6 +248,77 @@ TEST_F(TsoBatcherTest, SuperPacketParsesAndItsChecksumCompletes) {
     want += payloads_[i];
   }
   EXPECT_EQ(tcp->payload, want);
+}
+
+TEST_F(TsoBatcherTest, Ipv6FullSegmentsOfOneFlowMerge) {
+  add_run(5, 1428, kFlow6);
+  const TsoRun r = run();
+  EXPECT_EQ(r.count, 5u);
+  EXPECT_EQ(r.ip_header_bytes, 40u);
+  EXPECT_EQ(r.header_bytes, 40u + 32u);  // IPv6 + TCP with timestamps
+  EXPECT_EQ(r.payload_bytes, 5u * 1428u);
+  EXPECT_EQ(r.segment_payload, 1428);
+}
+
+// Three segments (100, 100 and 50 bytes of 'a', 'b', 'c') become one TCPv6
+// GSO super-packet; with its checksum completed, as the kernel would, its
+// headers are scapy's for the whole segment: raw(IPv6(src='fd00:7474:144::9',
+// dst='fd00:7474:144::1', hlim=64)/TCP(sport=80, dport=40000, seq=1000,
+// ack=777, flags='A', window=1024, options=[('NOP', None), ('NOP', None),
+// ('Timestamp', (1000, 2000))])/(b'a'*100 + b'b'*100 + b'c'*50))[:72].
+TEST_F(TsoBatcherTest, Ipv6SuperPacketMatchesScapysBytes) {
+  add_run(2, 100, kFlow6);
+  add(data(1200, 50), kFlow6);
+  const TsoRun r = run();
+  ASSERT_EQ(r.count, 3u);
+  std::string p = super_packet(r);
+  EXPECT_EQ(test::to_hex(p.substr(0, VirtioNetHeader::kSize)),
+            test::to_hex(test::from_hex("01 04 4800 6400 2800 1000")));
+  const auto v = parse_virtio_net_header(p);
+  ASSERT_TRUE(v);
+  std::string packet = p.substr(VirtioNetHeader::kSize);
+  ASSERT_TRUE(complete_checksum(packet.data(), packet.size(), *v));
+  EXPECT_EQ(test::to_hex(packet.substr(0, 72)), test::to_hex(test::from_hex(kScapyHeaders6)));
+  EXPECT_EQ(packet.substr(72),
+            std::string(100, 'a') + std::string(100, 'b') + std::string(50, 'c'));
+}
+
+TEST_F(TsoBatcherTest, FamiliesNeverMerge) {
+  add_run(2);
+  add(data(1000 + 2 * 1448, 1448), kFlow6);
+  EXPECT_EQ(run().count, 2u);
+  datagrams_.clear();
+  add_run(2, 1448, kFlow6);
+  add(data(1000 + 2 * 1448, 1448));
+  EXPECT_EQ(run().count, 2u);
+}
+
+TEST_F(TsoBatcherTest, Ipv6HopLimitOrFlowLabelDifferenceEndsTheRun) {
+  for (const size_t byte : {size_t{7}, size_t{3}}) {  // hop limit, flow label
+    datagrams_.clear();
+    add_run(3, 1428, kFlow6);
+    datagrams_[2][byte] = static_cast<char>(datagrams_[2][byte] ^ 1);
+    EXPECT_EQ(run().count, 2u) << "byte " << byte;
+  }
+}
+
+TEST_F(TsoBatcherTest, Ipv6ExtensionHeaderOrBadLengthIsARunOfOne) {
+  add_run(2, 1428, kFlow6);
+  std::string& d = datagrams_[0];
+  d[6] = 60;  // next header: destination options
+  EXPECT_EQ(run().count, 1u);
+  d[6] = 6;
+  d[5] = static_cast<char>(d[5] + 1);  // payload length one past the bytes
+  EXPECT_EQ(run().count, 1u);
+}
+
+TEST_F(TsoBatcherTest, EveryIpv6TruncationIsARunOfOne) {
+  add_run(2, 1428, kFlow6);
+  const std::string whole = datagrams_[0];
+  for (size_t n = 0; n < whole.size(); ++n) {
+    datagrams_[0] = whole.substr(0, n);
+    EXPECT_EQ(run().count, 1u) << "length " << n;
+  }
 }
 
 }  // namespace
