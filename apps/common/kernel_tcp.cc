@@ -25,6 +25,21 @@ std::string HostPort::to_string() const {
                                              : fmt::format("{}:{}", host, port);
 }
 
+namespace {
+
+// 1-65535, digits only; throws "bad port 'PORT_TEXT' in 'TEXT'".
+uint16_t parse_port(const std::string& port_text, const std::string& text) {
+  char* end = nullptr;
+  const unsigned long port = std::strtoul(port_text.c_str(), &end, 10);
+  if (port_text.empty() || *end != '\0' || port == 0 || port > 65535 ||
+      !std::isdigit(static_cast<unsigned char>(port_text[0]))) {
+    throw std::invalid_argument(fmt::format("bad port '{}' in '{}'", port_text, text));
+  }
+  return static_cast<uint16_t>(port);
+}
+
+}  // namespace
+
 HostPort parse_host_port(const std::string& text) {
   std::string host;
   std::string port_text;
@@ -54,13 +69,14 @@ HostPort parse_host_port(const std::string& text) {
     }
     port_text = text.substr(colon + 1);
   }
-  char* end = nullptr;
-  const unsigned long port = std::strtoul(port_text.c_str(), &end, 10);
-  if (port_text.empty() || *end != '\0' || port == 0 || port > 65535 ||
-      !std::isdigit(static_cast<unsigned char>(port_text[0]))) {
-    throw std::invalid_argument(fmt::format("bad port '{}' in '{}'", port_text, text));
+  return HostPort{host, parse_port(port_text, text)};
+}
+
+HostPort parse_listen(const std::string& text) {
+  if (text.find(':') == std::string::npos) {
+    return HostPort{"", parse_port(text, text)};
   }
-  return HostPort{host, static_cast<uint16_t>(port)};
+  return parse_host_port(text);
 }
 
 SocketAddress SocketAddress::of(const sockaddr_storage& storage, socklen_t length) {

@@ -26,6 +26,11 @@ struct HostPort {
 // brackets, a missing ']', a bad address in brackets, a bad port.
 HostPort parse_host_port(const std::string& text);
 
+// A listening option: "PORT" (every address of both families; host empty),
+// or "ADDR:PORT" / "[IPv6]:PORT" (that address; "[::]:PORT" both families).
+// Throws std::invalid_argument as parse_host_port.
+HostPort parse_listen(const std::string& text);
+
 // A socket address of either family.
 struct SocketAddress {
   sockaddr_storage storage{};

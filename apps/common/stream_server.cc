@@ -35,7 +35,8 @@ constexpr Duration kAcceptBackoff = std::chrono::milliseconds(100);
 // udp: one Host per peer on one UDP port.
 class UdpStreamServer : public StreamServer {
  public:
-  UdpStreamServer(const TransportOptions& options, uint16_t port, const ServerLimits& limits) {
+  UdpStreamServer(const TransportOptions& options, const HostPort& at, const ServerLimits& limits) {
+    const uint16_t port = at.port;
     runtime::PeerRuntimeOptions o;
     if (!options.impair.empty()) {
       auto impair = io::parse_impairment(options.impair);
@@ -46,7 +47,11 @@ class UdpStreamServer : public StreamServer {
       o.impair_out = *impair;
       o.seed = options.seed;
     }
+    // Every address: [::] for both families (io::UdpSocketConfig::dual_stack).
     o.socket.local = io::UdpEndpoint{0, port};
+    if (!at.host.empty()) {
+      o.socket.local = *io::UdpEndpoint::parse_address(resolve_address(at.host), port);
+    }
     o.pcap = options.pcap;
     o.peers.host.address = tunnel_receiver_address();
     o.peers.host.tcp = transfer_tcp_config(options);
@@ -139,8 +144,9 @@ class TunStreamServer : public StreamServer {
 
 class KernelStreamServer : public StreamServer {
  public:
-  KernelStreamServer(uint16_t port, const ServerLimits& limits)
-      : fd_(listen_tcp(port, static_cast<int>(limits.backlog))),
+  KernelStreamServer(const HostPort& at, const ServerLimits& limits)
+      : fd_(at.host.empty() ? listen_tcp(at.port, static_cast<int>(limits.backlog))
+                            : listen_tcp(resolve(at), static_cast<int>(limits.backlog))),
         polled_(std::make_shared<PollSet>()) {
     ::fcntl(fd_, F_SETFL, ::fcntl(fd_, F_GETFL) | O_NONBLOCK);  // accept() must not wait
   }
@@ -209,15 +215,19 @@ class KernelStreamServer : public StreamServer {
 
 }  // namespace
 
-std::unique_ptr<StreamServer> serve_streams(const TransportOptions& options, uint16_t port,
+std::unique_ptr<StreamServer> serve_streams(const TransportOptions& options, const HostPort& at,
                                             const ServerLimits& limits) {
   std::unique_ptr<StreamServer> carriers;
   if (options.transport == "kernel") {
-    carriers = std::make_unique<KernelStreamServer>(port, limits);
+    carriers = std::make_unique<KernelStreamServer>(at, limits);
   } else if (options.transport == "udp") {
-    carriers = std::make_unique<UdpStreamServer>(options, port, limits);
+    carriers = std::make_unique<UdpStreamServer>(options, at, limits);
+  } else if (!at.host.empty()) {
+    throw std::runtime_error(
+        fmt::format("--listen {}: an address is for the udp and kernel transports (tun: PORT)",
+                    at.to_string()));
   } else {
-    carriers = std::make_unique<TunStreamServer>(options, port, limits);
+    carriers = std::make_unique<TunStreamServer>(options, at.port, limits);
   }
   return options.robust ? robust_server(std::move(carriers), options.session) : std::move(carriers);
 }

@@ -54,7 +54,13 @@ class StreamServer {
   virtual std::string summary() const = 0;
 };
 
-std::unique_ptr<StreamServer> serve_streams(const TransportOptions& options, uint16_t port,
+// Serves on `at` (parse_listen): an empty host is every address of both
+// families; an address (udp, kernel) only that one.
+std::unique_ptr<StreamServer> serve_streams(const TransportOptions& options, const HostPort& at,
                                             const ServerLimits& limits);
+inline std::unique_ptr<StreamServer> serve_streams(const TransportOptions& options, uint16_t port,
+                                                   const ServerLimits& limits) {
+  return serve_streams(options, HostPort{"", port}, limits);
+}
 
 }  // namespace tinytcp::apps

@@ -81,7 +81,7 @@ int run(int argc, char** argv) {
       "over (the sender was restarted). Without --once it runs until SIGINT or SIGTERM. Every "
       "error "
       "is one line on stderr.");
-  int port = 0;
+  std::string listen;
   std::string output;
   apps::TransportFlags transport_flags;
   bool once = false;
@@ -94,9 +94,10 @@ int run(int argc, char** argv) {
   bool json = false;
   int verbose = 0;
   bool quiet = false;
-  app.add_option("--listen", port, "Port to listen on (for udp: the UDP and the TCP port)")
-      ->required()
-      ->check(CLI::Range(1, 65535));
+  app.add_option("--listen", listen,
+                 "[ADDR:]PORT to listen on ([IPv6]:PORT; default every address, IPv4 and IPv6; "
+                 "for udp: the UDP and the TCP port)")
+      ->required();
   app.add_option("--output", output, "Directory to write into")
       ->required()
       ->check(CLI::ExistingDirectory);
@@ -136,9 +137,10 @@ int run(int argc, char** argv) {
     return 1;
   }
   limits.backlog = std::min<size_t>(max_sessions, 1024);
-  const auto server = apps::serve_streams(*transport, static_cast<uint16_t>(port), limits);
-  spdlog::info("listening on port {} ({} transport), writing into {}", port, transport->transport,
-               output);
+  const apps::HostPort at = apps::parse_listen(listen);
+  const auto server = apps::serve_streams(*transport, at, limits);
+  spdlog::info("listening on port {} ({}{} transport), writing into {}", at.port,
+               at.host.empty() ? "" : "address " + at.host + ", ", transport->transport, output);
   apps::SessionSettings settings;
   settings.output = output;
   settings.policy.force = force;

@@ -129,12 +129,14 @@ int run(int argc, char** argv) {
   add_exit_statuses(app);
 
   CommonFlags server_flags;
-  int listen_port = 0;
+  std::string listen;
   size_t max_connections = 4096;
   CLI::App* server = app.add_subcommand("server", "Sink, echo and reply to tt-perf clients");
-  server->add_option("--listen", listen_port, "Port (udp: the UDP port and the TCP port inside)")
-      ->required()
-      ->check(CLI::Range(1, 65535));
+  server
+      ->add_option("--listen", listen,
+                   "[ADDR:]PORT ([IPv6]:PORT; default every address, IPv4 and IPv6; udp: the UDP "
+                   "port and the TCP port inside)")
+      ->required();
   server->add_option("--max-connections", max_connections, "Connections at once")
       ->check(CLI::Range(1, 100000))
       ->capture_default_str();
@@ -188,8 +190,10 @@ int run(int argc, char** argv) {
     if (!t.trace.empty()) {
       throw std::runtime_error("--trace: records a client's sender; give it to the client");
     }
-    apps::PerfServer perf(t, static_cast<uint16_t>(listen_port), max_connections);
-    spdlog::info("tt-perf server on port {} ({})", listen_port, t.transport);
+    const apps::HostPort at = apps::parse_listen(listen);
+    apps::PerfServer perf(t, at, max_connections);
+    spdlog::info("tt-perf server on port {} ({}{})", at.port,
+                 at.host.empty() ? "" : "address " + at.host + ", ", t.transport);
     perf.run(g_stop);
     if (server_flags.json) {
       std::printf("%s\n", perf.stats().to_json().dump().c_str());

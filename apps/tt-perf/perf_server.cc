@@ -35,9 +35,9 @@ std::string PerfServerStats::to_line() const {
                      finished, failed, bytes_in, bytes_out);
 }
 
-PerfServer::PerfServer(const TransportOptions& options, uint16_t port, size_t max_connections)
+PerfServer::PerfServer(const TransportOptions& options, const HostPort& at, size_t max_connections)
     : max_connections_(max_connections),
-      server_(serve_streams(options, port, perf_limits(max_connections))) {}
+      server_(serve_streams(options, at, perf_limits(max_connections))) {}
 
 PerfServer::~PerfServer() {
   sessions_.clear();

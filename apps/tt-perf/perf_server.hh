@@ -31,7 +31,7 @@ struct PerfServerStats {
 class PerfServer {
  public:
   // Throws std::runtime_error (one line) when it cannot listen.
-  PerfServer(const TransportOptions& options, uint16_t port, size_t max_connections);
+  PerfServer(const TransportOptions& options, const HostPort& at, size_t max_connections);
   ~PerfServer();
   PerfServer(const PerfServer&) = delete;
   PerfServer& operator=(const PerfServer&) = delete;

@@ -130,12 +130,14 @@ int run(int argc, char** argv) {
       "tunnel keeps serving.");
 
   CommonFlags server_flags;
-  int server_port = 0;
+  std::string server_listen;
   std::string forward;
   CLI::App* server = app.add_subcommand("server", "Accept tunnel clients; forward to --forward");
-  server->add_option("--listen", server_port, "Port (udp: the UDP port and the TCP port inside)")
-      ->required()
-      ->check(CLI::Range(1, 65535));
+  server
+      ->add_option("--listen", server_listen,
+                   "[ADDR:]PORT ([IPv6]:PORT; default every address, IPv4 and IPv6; udp: the UDP "
+                   "port and the TCP port inside)")
+      ->required();
   server
       ->add_option("--forward", forward,
                    "HOST:PORT (or [IPv6]:PORT) every connection is forwarded to")
@@ -169,10 +171,11 @@ int run(int argc, char** argv) {
   if (server->parsed()) {
     setup_logging(server_flags.quiet ? -1 : server_flags.verbose);
     const apps::TunnelOptions options = finish(server_flags);
-    apps::TunnelServer tunnel(options, static_cast<uint16_t>(server_port),
-                              apps::parse_host_port(forward));
-    spdlog::info("tunnel server on port {} ({}{}), forwarding to {}", server_port,
-                 options.transport.transport, options.transport.robust ? ", robust" : "", forward);
+    const apps::HostPort at = apps::parse_listen(server_listen);
+    apps::TunnelServer tunnel(options, at, apps::parse_host_port(forward));
+    spdlog::info("tunnel server on port {} ({}{}{}), forwarding to {}", at.port,
+                 at.host.empty() ? "" : "address " + at.host + ", ", options.transport.transport,
+                 options.transport.robust ? ", robust" : "", forward);
     tunnel.run(g_stop);
     if (server_flags.json) {
       report(tunnel.stats(), true);

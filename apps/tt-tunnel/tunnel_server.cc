@@ -24,10 +24,11 @@ ServerLimits tunnel_limits(const TunnelOptions& options) {
 
 }  // namespace
 
-TunnelServer::TunnelServer(const TunnelOptions& options, uint16_t port, const HostPort& forward)
+TunnelServer::TunnelServer(const TunnelOptions& options, const HostPort& at,
+                           const HostPort& forward)
     : options_(options),
       forward_(resolve(forward)),
-      server_(serve_streams(options.transport, port, tunnel_limits(options))),
+      server_(serve_streams(options.transport, at, tunnel_limits(options))),
       sockets_([this](int fd, uint32_t events) { server_->watch(fd, events); },
                [this](int fd) { server_->unwatch(fd); }) {}
 

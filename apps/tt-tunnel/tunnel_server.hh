@@ -23,7 +23,7 @@ class TunnelServer {
  public:
   // Throws std::runtime_error (one line) when the port cannot be served or
   // the target does not resolve.
-  TunnelServer(const TunnelOptions& options, uint16_t port, const HostPort& forward);
+  TunnelServer(const TunnelOptions& options, const HostPort& at, const HostPort& forward);
   ~TunnelServer();
   TunnelServer(const TunnelServer&) = delete;
   TunnelServer& operator=(const TunnelServer&) = delete;

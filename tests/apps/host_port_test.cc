@@ -59,6 +59,17 @@ TEST(HostPortTest, RefusesMalformedEndpointsWithOneClearReason) {
   }
 }
 
+TEST(HostPortTest, ListenOptionsArePortsOrAddresses) {
+  EXPECT_EQ(parse_listen("9000").host, "");
+  EXPECT_EQ(parse_listen("9000").port, 9000);
+  EXPECT_EQ(parse_listen("[::]:9000").host, "::");
+  EXPECT_EQ(parse_listen("[::1]:9000").to_string(), "[::1]:9000");
+  EXPECT_EQ(parse_listen("127.0.0.1:9").to_string(), "127.0.0.1:9");
+  for (const char* bad : {"", "0", "65536", "9x", "-1", "::9000", "[::]9000", "[::"}) {
+    EXPECT_THROW(parse_listen(bad), std::invalid_argument) << bad;
+  }
+}
+
 TEST(HostPortTest, ResolvesAddressesOfEitherFamilyAndNamesIpv4First) {
   const SocketAddress v6 = resolve(parse_host_port("[::1]:9"));
   EXPECT_EQ(v6.family(), AF_INET6);

@@ -3,7 +3,8 @@
 #  - file-send -> file-recv over tinytcp in the UDP tunnel on IPv6 sockets at
 #    2% loss each way, and over kernel TCP (AF_INET6): files verified, the
 #    receiver names the sender [::1]:PORT;
-#  - the same receivers take an IPv4 sender too (they listen on [::]);
+#  - the same receivers take an IPv4 sender too (they listen on [::]); one
+#    given --listen [::1]:PORT takes [::1] and not 127.0.0.1;
 #  - tt-perf stream and rr over [::1], udp and kernel;
 #  - tt-tunnel client on [::1] -> server (udp tunnel, and kernel) -> a socat
 #    echo server on [::1]: the echo is byte for byte what was sent;
@@ -64,13 +65,14 @@ head -c 3000000 /dev/urandom >"$WORK/data.bin"
 want=$(sha256sum <"$WORK/data.bin" | cut -d' ' -f1)
 
 # ---------------------------------------------------------------- file-send
+LISTEN_AT=""  # file-recv --listen ADDR:, or every address
 send_one() {  # TRANSPORT HOST FLAGS...
   local t=$1 host=$2
   shift 2
   rm -rf "$WORK/out" && mkdir -p "$WORK/out"
   local port
   port=$(free_port)
-  "$BIN/file-recv" --listen "$port" --output "$WORK/out" --transport "$t" --once \
+  "$BIN/file-recv" --listen "$LISTEN_AT$port" --output "$WORK/out" --transport "$t" --once \
     >"$WORK/recv.out" 2>"$WORK/recv.err" &
   local recv=$!
   PIDS+=("$recv")
@@ -91,10 +93,29 @@ for t in udp kernel; do
   echo "--- [$t] an IPv4 sender to the same kind of receiver ([::] takes both)"
   send_one "$t" 127.0.0.1
   grep -q "session from 127.0.0.1:" "$WORK/recv.err" || fail "[$t] sender not 127.0.0.1"
+  echo "--- [$t] file-recv --listen [::1]:PORT: [::1] only"
+  LISTEN_AT="[::1]:"
+  send_one "$t" "[::1]"
+  port=$(free_port)
+  "$BIN/file-recv" --listen "[::1]:$port" --output "$WORK/out" --transport "$t" --once \
+    >"$WORK/recv.out" 2>"$WORK/recv.err" &
+  recv=$!
+  PIDS+=("$recv")
+  wait_for "$WORK/recv.err" "listening on port $port (address ::1"
+  rc=0
+  "$BIN/file-send" --transport "$t" "$WORK/data.bin" --to "127.0.0.1:$port" --connect-timeout 1 \
+    >/dev/null 2>"$WORK/send.err" || rc=$?
+  [ "$rc" = 5 ] || fail "[$t] an IPv4 sender to [::1]: exit $rc"
+  kill "$recv"
+  wait "$recv" 2>/dev/null || true
+  LISTEN_AT=""
 done
 
 echo "--- malformed endpoints: one line, exit 1"
 for bad in "::1:9" "[::1:9" "[::1]:99999" "[::zz]:9" "[::1]"; do
+  rc=0
+  "$BIN/file-recv" --listen "$bad" --output "$WORK" >/dev/null 2>"$WORK/bad.err" || rc=$?
+  [ "$rc" = 1 ] && [ "$(wc -l <"$WORK/bad.err")" = 1 ] || fail "--listen $bad: $rc $(cat "$WORK/bad.err")"
   rc=0
   "$BIN/file-send" "$WORK/data.bin" --to "$bad" >/dev/null 2>"$WORK/bad.err" || rc=$?
   [ "$rc" = 1 ] || fail "--to $bad: exit $rc"
@@ -106,7 +127,7 @@ done
 for t in udp kernel; do
   echo "--- [$t] tt-perf stream and rr over [::1]"
   port=$(free_port)
-  "$BIN/tt-perf" server --listen "$port" --transport "$t" >"$WORK/perf-$t.out" \
+  "$BIN/tt-perf" server --listen "[::]:$port" --transport "$t" >"$WORK/perf-$t.out" \
     2>"$WORK/perf-$t.err" &
   PIDS+=($!)
   wait_for "$WORK/perf-$t.err" "tt-perf server on port"
