@@ -3,7 +3,7 @@
 # over a veth pair (offloads off) measured in the same run for the ratio.
 #
 #   bench-tun.sh [--bytes 1G] [--mtu "1500 9000"] [--trials 3] [--modes "plain offload"]
-#                [--loss 1%] [--cc reno|cubic|bbr|...] [--out FILE.csv]
+#                [--family "4 6"] [--loss 1%] [--cc reno|cubic|bbr|...] [--out FILE.csv]
 #
 #   tinytcp receives: socat (kernel) -> tt-serve --discard on tun144
 #   tinytcp sends:    curl (kernel) downloads a file from tt-serve --http on tun144
@@ -16,8 +16,12 @@
 # veth ends), on ours by the impairment stage on what we receive
 # (--impair-in loss=P), so every direction loses P once. In offload mode a
 # super-packet is one packet to both. Everything runs in throwaway
-# namespaces. Needs root. Prints Gbit/s per trial and the median; CSV
-# columns: path,direction,mtu,trial,bytes,seconds,gbps,loss
+# namespaces. --family: 4 (the default), 6, or "4 6": the tinytcp runs over
+# IPv4 (169.254.144.9), IPv6 (fd00:7474:144::9) or both, interleaved within
+# one tt-serve per trial, and the summary then gives the IPv6/IPv4 ratio per
+# mode and direction (the kernel's veth baseline stays IPv4). Needs root.
+# Prints Gbit/s per trial and the median; CSV columns:
+# path,direction,mtu,trial,bytes,seconds,gbps,loss,family
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -25,6 +29,7 @@ bytes=1G
 mtus="1500 9000"
 trials=3
 modes="plain offload"
+families="4"
 loss=""
 cc=""
 out=""
@@ -34,6 +39,7 @@ while [ $# -gt 0 ]; do
     --mtu) mtus=$2; shift 2 ;;
     --trials) trials=$2; shift 2 ;;
     --modes) modes=$2; shift 2 ;;
+    --family) families=$2; shift 2 ;;
     --loss) loss=$2; shift 2 ;;
     --cc) cc=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
@@ -46,6 +52,12 @@ for mode in $modes; do
   case "$mode" in
     plain | offload) ;;
     *) echo "bench-tun: unknown mode $mode (plain, offload)" >&2; exit 2 ;;
+  esac
+done
+for family in $families; do
+  case "$family" in
+    4 | 6) ;;
+    *) echo "bench-tun: unknown family $family (4, 6)" >&2; exit 2 ;;
   esac
 done
 impair=()
@@ -90,15 +102,19 @@ if [ -n "$loss" ]; then
     ip netns exec "${rule%%:*}" iptables -A INPUT -i "${rule#*:}" \
       -m statistic --mode random --probability "$probability" -j DROP
   done
+  if [[ " $families " == *" 6 "* ]]; then
+    ip netns exec "$NS" ip6tables -A INPUT -i tun144 \
+      -m statistic --mode random --probability "$probability" -j DROP
+  fi
 fi
 head -c "$n_bytes" /dev/zero >"$WORK/file.bin"
 
-csv="path,direction,mtu,trial,bytes,seconds,gbps,loss"
-record() {  # path direction mtu trial seconds
+csv="path,direction,mtu,trial,bytes,seconds,gbps,loss,family"
+record() {  # path direction mtu trial seconds [family]
   local gbps
   gbps=$(python3 -c "print(f'{$n_bytes*8/$5/1e9:.3f}')")
-  csv+=$'\n'"$1,$2,$3,$4,$n_bytes,$5,$gbps,${loss:-0}"
-  printf '%-8s %-8s mtu %-5s trial %s: %s Gbit/s\n' "$1" "$2" "$3" "$4" "$gbps"
+  csv+=$'\n'"$1,$2,$3,$4,$n_bytes,$5,$gbps,${loss:-0},${6:-4}"
+  printf '%-8s %-8s mtu %-5s trial %s IPv%s: %s Gbit/s\n' "$1" "$2" "$3" "$4" "${6:-4}" "$gbps"
 }
 start_serve() {  # mode
   local dev=tun144+nooffload
@@ -125,14 +141,22 @@ for mtu in $mtus; do
       path=tinytcp
       [ "$mode" = offload ] && path=offload
       start_serve "$mode"
-      t0=$(date +%s.%N)
-      ip netns exec "$NS" socat -b 262144 -u OPEN:"$WORK/file.bin" TCP:169.254.144.9:9
-      t1=$(date +%s.%N)
-      record "$path" receive "$mtu" "$trial" "$(elapsed "$t0" "$t1")"
-      t0=$(date +%s.%N)
-      ip netns exec "$NS" curl -sS -o /dev/null http://169.254.144.9/file.bin
-      t1=$(date +%s.%N)
-      record "$path" send "$mtu" "$trial" "$(elapsed "$t0" "$t1")"
+      for family in $families; do
+        socat_to=TCP4:169.254.144.9:9
+        url=http://169.254.144.9/file.bin
+        if [ "$family" = 6 ]; then
+          socat_to=TCP6:[fd00:7474:144::9]:9
+          url=http://[fd00:7474:144::9]/file.bin
+        fi
+        t0=$(date +%s.%N)
+        ip netns exec "$NS" socat -b 262144 -u OPEN:"$WORK/file.bin" "$socat_to"
+        t1=$(date +%s.%N)
+        record "$path" receive "$mtu" "$trial" "$(elapsed "$t0" "$t1")" "$family"
+        t0=$(date +%s.%N)
+        ip netns exec "$NS" curl -sS -g -o /dev/null "$url"
+        t1=$(date +%s.%N)
+        record "$path" send "$mtu" "$trial" "$(elapsed "$t0" "$t1")" "$family"
+      done
       stop_serve
     done
     ip netns exec "$NS2" socat -b 262144 -u TCP-LISTEN:5009,reuseaddr OPEN:/dev/null &
@@ -153,16 +177,23 @@ import csv, io, statistics, sys
 rows = list(csv.DictReader(io.StringIO(sys.argv[1])))
 groups = {}
 for r in rows:
-    groups.setdefault((r["mtu"], r["path"], r["direction"]), []).append(float(r["gbps"]))
+    key = (r["mtu"], r["path"], r["direction"], r["family"])
+    groups.setdefault(key, []).append(float(r["gbps"]))
+lossy = f"  loss {rows[0]['loss']}" if rows[0]["loss"] != "0" else ""
 for mtu in sorted({k[0] for k in groups}, key=int):
-    kernel = statistics.median(groups.get((mtu, "kernel", "veth"), [0]))
-    for (m, path, direction), v in sorted(groups.items()):
+    kernel = statistics.median(groups.get((mtu, "kernel", "veth", "4"), [0]))
+    for (m, path, direction, family), v in sorted(groups.items()):
         if m != mtu:
             continue
         med = statistics.median(v)
         ratio = f"  ({med / kernel:.2f} of kernel over veth)" if kernel and path != "kernel" else ""
-        print(f"median mtu {mtu:>5} {path:8} {direction:8} {med:7.2f} Gbit/s{ratio}"
-              f"{'  loss ' + rows[0]['loss'] if rows[0]['loss'] != '0' else ''}")
+        print(f"median mtu {mtu:>5} {path:8} {direction:8} IPv{family} {med:7.2f} Gbit/s{ratio}{lossy}")
+    for (m, path, direction, family), v in sorted(groups.items()):
+        v4 = groups.get((m, path, direction, "4"))
+        if m != mtu or family != "6" or not v4:
+            continue
+        r = statistics.median(v) / statistics.median(v4)
+        print(f"IPv6/IPv4 mtu {mtu:>5} {path:8} {direction:8} {r:.3f} ({(r - 1) * 100:+.1f} %)")
 PY
 if [ -n "$out" ]; then
   mkdir -p "$(dirname "$out")"

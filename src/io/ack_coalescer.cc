@@ -164,33 +164,59 @@ bool covers(const FlowAcks& later, const PureAck& older) {
   return true;
 }
 
-PureAck inspect(std::string_view d) {
-  PureAck a;
+// Where the TCP header of `d` starts and its flow (addresses and ports: 12
+// bytes for IPv4, 36 for IPv6, so the families never match) if `d` is an
+// IPv4 datagram without options or fragmentation, or an IPv6 one whose next
+// header is TCP, holding exactly the bytes its header says; 0 otherwise.
+size_t tcp_offset(std::string_view d, std::string_view& flow) {
   BufferReader r(d);
-  const uint8_t version_ihl = r.u8();
+  const uint8_t first = r.u8();
+  if ((first >> 4) == 6) {
+    r.skip(3);  // traffic class, flow label
+    const uint16_t payload_length = r.u16();
+    const uint8_t next_header = r.u8();
+    if (!r.ok() || next_header != kTcpProtocol || size_t{payload_length} + 40 != d.size() ||
+        d.size() < 44) {
+      return 0;
+    }
+    flow = d.substr(8, 36);
+    return 40;
+  }
   r.skip(1);
   const uint16_t total = r.u16();
   r.skip(2);
   const uint16_t fragment = r.u16();
   r.skip(1);
   const uint8_t protocol = r.u8();
-  r.skip(2);
-  const std::string_view addresses = r.bytes(8);
-  const std::string_view ports = r.bytes(4);
-  r.skip(4);  // seq
+  if (!r.ok() || first != 0x45 || total != d.size() || (fragment & 0x3fff) != 0 ||
+      protocol != kTcpProtocol || d.size() < 24) {
+    return 0;
+  }
+  flow = d.substr(12, 12);
+  return 20;
+}
+
+PureAck inspect(std::string_view d) {
+  PureAck a;
+  std::string_view flow;
+  const size_t ip = tcp_offset(d, flow);
+  if (ip == 0) {
+    return a;
+  }
+  BufferReader r(d);
+  r.skip(ip + 8);  // IP header, ports, seq
   a.ack = r.u32();
   const uint8_t offset = r.u8();
   const uint8_t flags = r.u8();
-  if (!r.ok() || version_ihl != 0x45 || total != d.size() || (fragment & 0x3fff) != 0 ||
-      protocol != kTcpProtocol || flags != kAck) {
+  if (!r.ok() || flags != kAck) {
     return a;
   }
-  const size_t header = 20 + size_t{static_cast<uint8_t>(offset >> 4)} * 4;
-  if (header < 40 || header != d.size()) {
+  const size_t header = ip + size_t{static_cast<uint8_t>(offset >> 4)} * 4;
+  if (header < ip + 20 || header != d.size()) {
     return a;  // malformed, or it carries data
   }
-  a.flow = std::string_view(addresses.data(), addresses.size() + ports.size());
-  read_sack(d.substr(40), a);
+  a.flow = flow;
+  read_sack(d.substr(ip + 20), a);
   a.ok = true;
   return a;
 }

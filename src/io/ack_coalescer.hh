@@ -1,6 +1,6 @@
 #pragma once
 
-// ACK coalescing on the way out: in a batch of outgoing IPv4 datagrams (what
+// ACK coalescing on the way out: in a batch of outgoing IPv4 and IPv6 datagrams (what
 // a stack sent during one pass of the event loop), a pure TCP ACK is left out
 // when the later pure ACKs of the same connection that stay in the batch
 // carry everything it said: the newest has a cumulative ACK at least as high,
@@ -19,7 +19,9 @@
 // Never removed: a duplicate ACK without SACK (the peer counts those for fast
 // retransmit, RFC 5681 §3.2), a D-SACK (RFC 2883: the peer undoes spurious
 // retransmissions with it), and datagrams that are anything else (data, SYN,
-// FIN, RST, not TCP, IPv4 options).
+// FIN, RST, not TCP, IPv4 options, IPv6 extension headers). The two
+// families are never mixed: an IPv4 and an IPv6 connection are different
+// flows.
 //
 // A pure function over bytes; StackRuntime applies it before send_batch().
 

@@ -7,12 +7,15 @@
 
 #include "stack/datagram_codec.hh"
 #include "util/buffer.hh"
+#include "wire/ipv6.hh"
 
 namespace tinytcp::io {
 namespace {
 
 const stack::FourTuple kFlow{wire::Ipv4Address::from_octets(169, 254, 144, 9), 9,
                              wire::Ipv4Address::from_octets(169, 254, 144, 1), 40000};
+const stack::FourTuple kFlow6{*wire::Ipv6Address::parse("fd00:7474:144::9"), 9,
+                              *wire::Ipv6Address::parse("fd00:7474:144::1"), 40000};
 
 class AckCoalescerTest : public ::testing::Test {
  protected:
@@ -253,6 +256,52 @@ TEST_F(AckCoalescerTest, FlowsPastTheLimitAreLeftAlone) {
 
 TEST_F(AckCoalescerTest, EmptyBatch) {
   EXPECT_TRUE(kept().empty());
+}
+
+TEST_F(AckCoalescerTest, Ipv6AcksAreCoalescedAsIpv4Ones) {
+  add("a", ack(1000), kFlow6);
+  add("b", sack(1000, 2000, 3000), kFlow6);
+  add("c", ack(4000), kFlow6);
+  EXPECT_EQ(kept(), (Names{"c"}));
+}
+
+TEST_F(AckCoalescerTest, Ipv6DuplicatesAndDsacksAreKept) {
+  add("a", ack(1000), kFlow6);
+  add("b", ack(1000), kFlow6);
+  add("d", sack(1000, 500, 900), kFlow6);  // D-SACK: below the cumulative ACK
+  add("c", ack(1000), kFlow6);
+  EXPECT_EQ(kept(), (Names{"a", "b", "d", "c"}));
+}
+
+TEST_F(AckCoalescerTest, FamiliesAndIpv6ConnectionsAreSeparate) {
+  // The same ports over IPv4 and IPv6, and another IPv6 peer.
+  stack::FourTuple other6 = kFlow6;
+  other6.remote_ip = *wire::Ipv6Address::parse("fd00:7474:144::2");
+  add("v4a", ack(1000));
+  add("v6a", ack(1000), kFlow6);
+  add("o6a", ack(1000), other6);
+  add("v4b", ack(2000));
+  add("v6b", ack(2000), kFlow6);
+  add("o6b", ack(2000), other6);
+  EXPECT_EQ(kept(), (Names{"v4b", "v6b", "o6b"}));
+}
+
+TEST_F(AckCoalescerTest, Ipv6DataExtensionHeadersAndTruncationsAreKept) {
+  const std::string payload(100, 'x');
+  auto data = ack(1000);
+  data.payload = payload;
+  add("data", data, kFlow6);
+  add("a", ack(1000), kFlow6);
+  add("b", ack(2000), kFlow6);
+  EXPECT_EQ(kept(), (Names{"data", "b"}));
+  datagrams_[1][6] = 60;  // next header: destination options
+  EXPECT_EQ(kept(), (Names{"data", "a", "b"}));
+  datagrams_[1][6] = 6;
+  const std::string whole = datagrams_[1];
+  for (size_t n = 0; n < whole.size(); ++n) {
+    datagrams_[1] = whole.substr(0, n);
+    EXPECT_EQ(kept(), (Names{"data", "a", "b"})) << "length " << n;
+  }
 }
 
 }  // namespace
