@@ -61,7 +61,8 @@ std::string_view IcmpResponder::echo_reply(const wire::Ipv4View& request, const 
       IcmpMessage::echo(wire::icmp::kEchoReply, echo.echo_id(), echo.echo_sequence(), echo.data));
 }
 
-bool IcmpResponder::may_send_error(const wire::Ipv4View& original, Instant now) {
+bool IcmpResponder::may_send_error(const wire::Ipv4View& original, bool link_multicast,
+                                   Instant now) {
   const Ipv4Header& h = original.header;
   const auto suppress = [this](IcmpSuppressed why) {
     stats_.suppressed.count(why);
@@ -71,7 +72,7 @@ bool IcmpResponder::may_send_error(const wire::Ipv4View& original, Instant now) 
   if (h.fragment_offset != 0) {
     return suppress(IcmpSuppressed::AboutFragment);
   }
-  if (h.dst.is_limited_broadcast() || h.dst.is_multicast() || h.src.is_zero() ||
+  if (link_multicast || h.dst.is_limited_broadcast() || h.dst.is_multicast() || h.src.is_zero() ||
       h.src.is_limited_broadcast() || h.src.is_multicast() || h.src.is_loopback()) {
     return suppress(IcmpSuppressed::AboutNonUnicast);
   }
@@ -92,9 +93,9 @@ bool IcmpResponder::may_send_error(const wire::Ipv4View& original, Instant now) 
 
 std::string_view IcmpResponder::error(uint8_t type, uint8_t code, uint32_t rest,
                                       const wire::Ipv4View& original,
-                                      std::string_view original_bytes, Ipv4Address src,
-                                      Instant now) {
-  if (!may_send_error(original, now)) {
+                                      std::string_view original_bytes, Ipv4Address src, Instant now,
+                                      bool link_multicast) {
+  if (!may_send_error(original, link_multicast, now)) {
     return {};
   }
   ++stats_.errors;

@@ -58,13 +58,16 @@ class IcmpResponder {
   // An error of `type`/`code` (and second word `rest`, e.g. the next-hop MTU)
   // about `original` (parsed, and its bytes), sent from `src`; empty if it
   // must not or may not be sent now. The result aliases an internal buffer.
+  // `link_multicast`: the original came in a link-layer broadcast or
+  // multicast frame (RFC 1122 §3.2.2: never answered with an error).
   std::string_view error(uint8_t type, uint8_t code, uint32_t rest, const wire::Ipv4View& original,
-                         std::string_view original_bytes, wire::Ipv4Address src, Instant now);
+                         std::string_view original_bytes, wire::Ipv4Address src, Instant now,
+                         bool link_multicast = false);
 
   const IcmpResponderStats& stats() const { return stats_; }
 
  private:
-  bool may_send_error(const wire::Ipv4View& original, Instant now);
+  bool may_send_error(const wire::Ipv4View& original, bool link_multicast, Instant now);
   std::string_view build(wire::Ipv4Address src, wire::Ipv4Address dst,
                          const wire::IcmpMessage& message);
 

@@ -290,7 +290,7 @@ void NetworkInterface::receive_frame(std::string_view frame, Instant now) {
         return;
       }
       ++stats_.datagrams_delivered;
-      up_->on_datagram(eth->payload, index_, now);
+      up_->on_datagram(eth->payload, index_, now, eth->header.dst != config_.mac);
       return;
     case static_cast<uint16_t>(EtherType::kArp):
       handle_arp(eth->payload, now);
@@ -300,7 +300,7 @@ void NetworkInterface::receive_frame(std::string_view frame, Instant now) {
         drop(InterfaceDrop::UnknownEtherType);
         return;
       }
-      handle_ipv6(eth->payload, now);
+      handle_ipv6(eth->payload, eth->header.dst != config_.mac, now);
       return;
     default:
       drop(InterfaceDrop::UnknownEtherType);
@@ -308,7 +308,7 @@ void NetworkInterface::receive_frame(std::string_view frame, Instant now) {
   }
 }
 
-void NetworkInterface::handle_ipv6(std::string_view payload, Instant now) {
+void NetworkInterface::handle_ipv6(std::string_view payload, bool link_multicast, Instant now) {
   const auto datagram = nd_->receive(payload, now);
   if (!datagram) {
     return;
@@ -318,7 +318,7 @@ void NetworkInterface::handle_ipv6(std::string_view payload, Instant now) {
     return;
   }
   ++stats_.datagrams_delivered;
-  up_->on_datagram(*datagram, index_, now);
+  up_->on_datagram(*datagram, index_, now, link_multicast);
 }
 
 void NetworkInterface::handle_arp(std::string_view payload, Instant now) {

@@ -156,7 +156,7 @@ class NetworkInterface {
   };
 
   void drop(InterfaceDrop why);
-  void handle_ipv6(std::string_view payload, Instant now);
+  void handle_ipv6(std::string_view payload, bool link_multicast, Instant now);
   void handle_arp(std::string_view payload, Instant now);
   void send_arp(wire::ArpOpcode opcode, const wire::MacAddress& dst_mac,
                 const wire::MacAddress& target_mac, wire::Ipv4Address target_ip);

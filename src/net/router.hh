@@ -85,7 +85,11 @@ class Router : public DatagramSink {
   }
   // A datagram arrived on interface `index` (also called by the interfaces).
   void route(std::string_view datagram, size_t index, Instant now);
-  void on_datagram(std::string_view datagram, size_t index, Instant now) override {
+  // Not applied yet: RFC 1812 §5.3.4 (never forward what came as a
+  // link-layer broadcast unless it is IP multicast), hence `link_multicast`
+  // is not looked at.
+  void on_datagram(std::string_view datagram, size_t index, Instant now,
+                   bool /*link_multicast*/) override {
     route(datagram, index, now);
   }
 

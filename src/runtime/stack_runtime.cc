@@ -41,8 +41,8 @@ struct StackRuntime::Tap : net::FrameSink, net::DatagramSink {
     nic.set_datagram_sink(this, 0);
   }
   void send_frame(std::string_view frame) override { runtime.top_->send(frame); }
-  void on_datagram(std::string_view datagram, size_t, Instant now) override {
-    runtime.host_->receive_datagram(datagram, now);
+  void on_datagram(std::string_view datagram, size_t, Instant now, bool link_multicast) override {
+    runtime.host_->receive_datagram(datagram, now, link_multicast);
   }
 };
 

@@ -157,10 +157,10 @@ void Host::after_activity(SocketId id, Instant now) {
   timers_.schedule(*s, c.next_deadline());
 }
 
-void Host::receive_datagram(std::string_view datagram, Instant now) {
+void Host::receive_datagram(std::string_view datagram, Instant now, bool link_multicast) {
   ++stats_.datagrams_in;
   if (ipv6_ && !datagram.empty() && (static_cast<uint8_t>(datagram[0]) >> 4) == 6) {
-    on_ipv6(datagram, now);
+    on_ipv6(datagram, now, link_multicast);
     events_.dispatch();
     return;
   }
@@ -169,12 +169,13 @@ void Host::receive_datagram(std::string_view datagram, Instant now) {
     stats_.drops.count(HostDrop::BadIpv4);
     SPDLOG_DEBUG("host: drop datagram: {}", wire::to_string(ip.error()));
   } else {
-    on_ipv4(*ip, datagram, now);
+    on_ipv4(*ip, datagram, now, link_multicast);
   }
   events_.dispatch();
 }
 
-void Host::on_ipv4(const wire::Ipv4View& ip, std::string_view bytes, Instant now) {
+void Host::on_ipv4(const wire::Ipv4View& ip, std::string_view bytes, Instant now,
+                   bool link_multicast) {
   if (ip.header.dst != config_.address) {
     stats_.drops.count(HostDrop::NotForUs);
     SPDLOG_DEBUG("host: drop datagram for {}", ip.header.dst);
@@ -190,7 +191,7 @@ void Host::on_ipv4(const wire::Ipv4View& ip, std::string_view bytes, Instant now
       stats_.drops.count(HostDrop::BadIpv4);
       return;
     }
-    on_ipv4(*reparsed, *whole, now);
+    on_ipv4(*reparsed, *whole, now, link_multicast);
     return;
   }
   switch (ip.header.protocol) {
@@ -202,18 +203,19 @@ void Host::on_ipv4(const wire::Ipv4View& ip, std::string_view bytes, Instant now
       break;
     case static_cast<uint8_t>(wire::IpProtocol::kUdp):
       // No UDP sockets: RFC 1122 §4.1.3.1 port unreachable.
-      send_error(wire::icmp::kDestinationUnreachable, wire::icmp::kPortUnreachable, ip, bytes, now);
+      send_error(wire::icmp::kDestinationUnreachable, wire::icmp::kPortUnreachable, ip, bytes, now,
+                 link_multicast);
       break;
     default:
       send_error(wire::icmp::kDestinationUnreachable, wire::icmp::kProtocolUnreachable, ip, bytes,
-                 now);
+                 now, link_multicast);
       break;
   }
 }
 
 void Host::send_error(uint8_t type, uint8_t code, const wire::Ipv4View& ip, std::string_view bytes,
-                      Instant now) {
-  const auto datagram = icmp_.error(type, code, ip, bytes, now);
+                      Instant now, bool link_multicast) {
+  const auto datagram = icmp_.error(type, code, ip, bytes, now, link_multicast);
   if (!datagram.empty()) {
     ++stats_.icmp_errors_sent;
     emit(datagram);
@@ -232,8 +234,8 @@ void Host::on_icmp(const wire::Ipv4View& ip, Instant now) {
   }
 }
 
-void Host::on_ipv6(std::string_view datagram, Instant now) {
-  const Ipv6Input::Outcome out = ipv6_->receive(datagram, now);
+void Host::on_ipv6(std::string_view datagram, Instant now, bool link_multicast) {
+  const Ipv6Input::Outcome out = ipv6_->receive(datagram, now, link_multicast);
   if (out.drop) {
     stats_.drops.count(*out.drop);
   }

@@ -64,8 +64,9 @@ class Host {
   Host(const Host&) = delete;
   Host& operator=(const Host&) = delete;
 
-  // Network side.
-  void receive_datagram(std::string_view datagram, Instant now);
+  // Network side. `link_multicast`: the datagram came in a link-layer
+  // broadcast or multicast frame (TAP), so no ICMP error may answer it.
+  void receive_datagram(std::string_view datagram, Instant now, bool link_multicast = false);
   void tick(Instant now);
   // A datagram of ours the device would not take (ENOBUFS, EAGAIN: a full
   // local queue), as output gave it. A TCP segment in flight in it is marked
@@ -127,9 +128,9 @@ class Host {
  private:
   using Socket = HostSocket;
 
-  void on_ipv4(const wire::Ipv4View& ip, std::string_view bytes, Instant now);
+  void on_ipv4(const wire::Ipv4View& ip, std::string_view bytes, Instant now, bool link_multicast);
   void on_tcp(const wire::Ipv4View& ip, Instant now);
-  void on_ipv6(std::string_view datagram, Instant now);
+  void on_ipv6(std::string_view datagram, Instant now, bool link_multicast);
   // A TCP segment of either family: to its connection, TIME-WAIT entry or
   // listener, or answered with a RST.
   void on_segment(const InboundSegment& in, Instant now);
@@ -137,7 +138,7 @@ class Host {
   void on_path_mtu(const FragmentationNeeded& frag, Instant now);
   void on_icmp(const wire::Ipv4View& ip, Instant now);
   void send_error(uint8_t type, uint8_t code, const wire::Ipv4View& ip, std::string_view bytes,
-                  Instant now);
+                  Instant now, bool link_multicast);
   void send_reset(const InboundSegment& in);
   void on_listener_syn(Socket& listener, const InboundSegment& in, Instant now,
                        std::optional<tcp::Wrap32> isn = std::nullopt);

@@ -60,8 +60,8 @@ IcmpHandler::Outcome IcmpHandler::on_fragmentation_needed(const wire::IcmpMessag
 }
 
 std::string_view IcmpHandler::error(uint8_t type, uint8_t code, const wire::Ipv4View& ip,
-                                    std::string_view bytes, Instant now) {
-  return responder_.error(type, code, 0, ip, bytes, address_, now);
+                                    std::string_view bytes, Instant now, bool link_multicast) {
+  return responder_.error(type, code, 0, ip, bytes, address_, now, link_multicast);
 }
 
 }  // namespace tinytcp::stack

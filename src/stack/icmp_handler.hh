@@ -51,9 +51,10 @@ class IcmpHandler {
   // An ICMP datagram addressed to us.
   Outcome receive(const wire::Ipv4View& ip);
   // An error of `type`/`code` about `ip` (whose bytes are `bytes`); empty if
-  // it must not or may not be sent now. Aliases an internal buffer.
+  // it must not or may not be sent now (`link_multicast`: `ip` came in a
+  // link-layer broadcast or multicast frame). Aliases an internal buffer.
   std::string_view error(uint8_t type, uint8_t code, const wire::Ipv4View& ip,
-                         std::string_view bytes, Instant now);
+                         std::string_view bytes, Instant now, bool link_multicast);
 
   const net::IcmpResponderStats& stats() const { return responder_.stats(); }
 

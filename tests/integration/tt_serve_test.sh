@@ -38,6 +38,9 @@ for dev in tun144 tun144+nooffload tap10; do
   kind=${base%%[0-9]*}
   ip=169.254.$n.9
   "./scripts/$kind.sh" start "$n" --netns "$ns" >/dev/null
+  # The background job truncates serve.err only once it runs: the previous
+  # device's "serving on" must not satisfy the wait below.
+  rm -f "$work/serve.err"
   ip netns exec "$ns" "$BIN/tt-serve" --dev "$dev" --echo 7 --discard 9 --http "$work/www" --allow-put \
     >"$work/serve.out" 2>"$work/serve.err" &
   serve_pid=$!

@@ -29,9 +29,11 @@ class RecordingDatagramSink : public DatagramSink {
     std::string datagram;
     size_t interface_index;
     Instant when;
+    bool link_multicast;
   };
-  void on_datagram(std::string_view datagram, size_t interface_index, Instant now) override {
-    datagrams.push_back({std::string(datagram), interface_index, now});
+  void on_datagram(std::string_view datagram, size_t interface_index, Instant now,
+                   bool link_multicast) override {
+    datagrams.push_back({std::string(datagram), interface_index, now, link_multicast});
   }
   std::vector<Received> datagrams;
 };

@@ -228,6 +228,9 @@ TEST_F(NetworkInterfaceTest, DeliversIpv4ForUsAndBroadcast) {
   EXPECT_EQ(up_.datagrams[0].interface_index, 3u);
   EXPECT_EQ(up_.datagrams[1].datagram, dgram2_);
   EXPECT_EQ(iface_->stats().datagrams_delivered, 2u);
+  // The Host must know which came as a link-layer broadcast (RFC 1122 §3.2.2).
+  EXPECT_FALSE(up_.datagrams[0].link_multicast);
+  EXPECT_TRUE(up_.datagrams[1].link_multicast);
 }
 
 TEST_F(NetworkInterfaceTest, CountsMalformedFrames) {

@@ -53,7 +53,7 @@ class Segment {
 class Host : public DatagramSink {
  public:
   Host(Network& net, Segment& segment, Ipv4Address address, Ipv4Address gateway, uint8_t id);
-  void on_datagram(std::string_view datagram, size_t, Instant) override {
+  void on_datagram(std::string_view datagram, size_t, Instant, bool) override {
     received.emplace_back(datagram);
   }
   void send(Ipv4Address dst, const std::string& datagram, Instant now) {

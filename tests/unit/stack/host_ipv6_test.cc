@@ -270,6 +270,19 @@ TEST_F(Ipv6Hosts, UdpAndUnknownNextHeaderAreAnswered) {
   EXPECT_EQ(a_.stats().icmp_errors_sent, 2u);
 }
 
+TEST_F(Ipv6Hosts, NoErrorAnswersALinkLayerMulticast) {
+  // RFC 4443 §2.4(e.3): a packet to our unicast address that came in a
+  // link-layer multicast or broadcast frame gets no error.
+  a_.receive_datagram(ipv6_datagram(kB6, kA6, wire::ipv6::kUdp, std::string(8, '\0')), now_, true);
+  a_.receive_datagram(ipv6_datagram(kB6, kA6, 253, "experiment"), now_, true);
+  EXPECT_TRUE(from_a_.empty());
+  EXPECT_EQ(a_.stats().icmp_errors_sent, 0u);
+  // An echo request still gets its reply (§4.2 allows it; Linux answers).
+  a_.receive_datagram(ipv6_datagram(kB6, kA6, wire::ipv6::kIcmpv6, echo_request("ping6")), now_,
+                      true);
+  EXPECT_EQ(from_a_.size(), 1u);
+}
+
 TEST_F(Ipv6Hosts, BadExtensionChainGetsParameterProblem) {
   // A hop-by-hop header with option type 0x9e (10xxxxxx: discard and report).
   const std::string option{static_cast<char>(0x9e), 0};

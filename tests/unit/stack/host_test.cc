@@ -365,6 +365,21 @@ TEST_F(HostInput, UdpGetsPortUnreachable) {
   EXPECT_EQ(err->code, wire::icmp::kPortUnreachable);
 }
 
+TEST_F(HostInput, NoErrorAnswersALinkLayerBroadcast) {
+  // RFC 1122 §3.2.2: no ICMP error about a datagram sent as a link-layer
+  // broadcast (a smurf amplifier otherwise), even to our unicast address.
+  std::string udp(8 + 3, '\0');
+  BufferWriter w(udp.data(), udp.size());
+  wire::UdpHeader h;
+  h.src_port = 5000;
+  h.dst_port = 53;
+  wire::serialize(h, "abc", kB, kA, w);
+  host_.receive_datagram(ipv4(17, udp), now_, true);
+  host_.receive_datagram(ipv4(47, "gre?"), now_, true);
+  EXPECT_TRUE(out_.empty());
+  EXPECT_EQ(host_.icmp_stats().suppressed[net::IcmpSuppressed::AboutNonUnicast], 2u);
+}
+
 TEST_F(HostInput, UnknownProtocolGetsProtocolUnreachable) {
   host_.receive_datagram(ipv4(47, "gre?"), now_);
   ASSERT_EQ(out_.size(), 1u);
