@@ -3,6 +3,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <stdexcept>
 #include <utility>
@@ -76,8 +77,12 @@ tcp::TcpConfig transfer_tcp_config(const TransportOptions& options) {
   // A lost last segment (the receiver's RESULT, say) is probed after 2 SRTT
   // plus the peer's delayed ACK, not after the RTO: ours delays at most 5 ms;
   // Linux up to 40 ms, where an early probe costs one segment.
-  config.delayed_ack_timeout = std::chrono::milliseconds(5);
-  config.tlp_max_ack_delay = std::chrono::milliseconds(10);
+  config.delayed_ack_timeout = std::chrono::milliseconds(options.delayed_ack_ms);
+  config.tlp_max_ack_delay = std::chrono::milliseconds(options.delayed_ack_ms + 5);
+  // A peer delaying its ACK longer than the bulk profile's 5 ms (an
+  // interactive profile, --delayed-ack-ms 40) must not look like a loss.
+  config.rto_min =
+      std::max<Duration>(config.rto_min, std::chrono::milliseconds(options.delayed_ack_ms + 10));
   config.nagle = false;  // the protocol writes whole frames; the last one must not wait
   return config;
 }
@@ -316,6 +321,7 @@ std::optional<std::string> validate(const TransportOptions& options) {
           std::pair{"--pcap", !options.pcap.empty()}, std::pair{"--trace", !options.trace.empty()},
           std::pair{"--no-sack", !options.sack},
           std::pair{"--no-delayed-ack", !options.delayed_ack},
+          std::pair{"--delayed-ack-ms", options.delayed_ack_ms != kBulkDelayedAckMs},
           std::pair{"--dev", !options.dev.empty()}}) {
       if (set) {
         return fmt::format("{} applies to the udp and tun transports, not kernel", flag);
@@ -346,6 +352,11 @@ void add_transport_flags(CLI::App& app, TransportFlags& flags) {
   app.add_flag("--no-sack", flags.no_sack, "Do not offer SACK (udp/tun)");
   app.add_flag("--no-delayed-ack", flags.no_delayed_ack,
                "Acknowledge every segment at once, not every second one or after 5 ms (udp/tun)");
+  app.add_option("--delayed-ack-ms", o.delayed_ack_ms,
+                 "Longest delay of an ACK, 1-500 ms; timers allowing for the peer's delayed ACK "
+                 "follow it, so give both ends the same value (Linux: 40) (udp/tun)")
+      ->check(CLI::Range(1, 500))
+      ->capture_default_str();
   app.add_option("--loss", flags.loss, "Random loss each way, e.g. 5% (udp/tun)");
   app.add_option("--delay", flags.delay, "Added one-way delay, e.g. 10ms (udp/tun)");
   app.add_option("--jitter", flags.jitter, "Delay jitter, e.g. 2ms (udp/tun)");

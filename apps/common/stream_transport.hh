@@ -30,13 +30,19 @@
 
 namespace tinytcp::apps {
 
+inline constexpr uint32_t kBulkDelayedAckMs = 5;
+
 struct TransportOptions {
   std::string transport = "udp";  // udp | tun | kernel
   std::string dev;                // tun: the device (default tun144)
   std::string cc;                 // congestion control; empty: the transport's default
   bool sack = true;
   bool delayed_ack = true;  // false: every segment acknowledged at once
-  std::string impair;       // impairment spec for our transports, each direction
+  // The longest our receiver delays an ACK, in ms (bulk profile: 5; Linux
+  // waits up to 40). The timers that allow for the peer's delayed ACK (tail
+  // loss probe, minimum RTO) follow it, so both ends should use one value.
+  uint32_t delayed_ack_ms = kBulkDelayedAckMs;
+  std::string impair;  // impairment spec for our transports, each direction
   std::string pcap;
   std::string trace;  // CSV file of the sender's state over time
   uint64_t seed = 1;
@@ -53,7 +59,8 @@ struct TransportOptions {
 std::optional<std::string> validate(const TransportOptions& options);
 
 // The command-line flags both file apps share: --transport, --dev, --cc,
-// --no-sack, --no-delayed-ack, --loss/--delay/--jitter/--reorder/--duplicate (each direction),
+// --no-sack, --no-delayed-ack, --delayed-ack-ms, --loss/--delay/--jitter/--reorder/--duplicate
+// (each direction),
 // --impair SPEC (the full impairment syntax), --seed, --pcap, --trace,
 // --robust.
 struct TransportFlags {

@@ -9,14 +9,15 @@
 # The client runs the echo workload: 1000 messages of 200-399 random bytes
 # with random 2-19 ms gaps (tt-perf echo, a seed per run, in the CSV), the
 # server echoes, the client checks the echo (SHA-256). Arms: tinytcp in the
-# UDP tunnel with SACK (sack) and without (nosack), kernel TCP with cubic and
+# UDP tunnel with SACK (sack) and without (nosack), with SACK and Linux's 40 ms
+# delayed ACK at both ends instead of the bulk profile's 5 ms (sack40), kernel TCP with cubic and
 # bbr, and kcptun (Debian's kcptun-client/-server, fast3, no crypt, carrying
 # kernel TCP from tt-perf). Packets the client sent: the TX counter of A's
 # device towards B (offloads off, so one count is one packet), and the
 # sender's own count (tt-perf's JSON) for tinytcp and kernel TCP.
 #
 # Usage: sliding_window.sh [--quick] [--bin DIR] [--out CSV] [--trials N]
-#                          [--rates "10 20 ..."] [--arms "sack nosack cubic bbr kcptun"]
+#                          [--rates "10 20 ..."] [--arms "sack nosack sack40 cubic bbr kcptun"]
 #                          [--routers "kernel tinyrouter"]
 #   --quick   100 messages, rates 10 and 50, arms sack and nosack (CI; kernel
 #             TCP at high loss takes minutes: its RTO backs off)
@@ -134,6 +135,11 @@ ip netns exec "$NC" "$BIN/tt-perf" server --listen 7300 --transport udp -q 2>"$w
 pids+=($!)
 ip netns exec "$NC" "$BIN/tt-perf" server --listen 7301 --transport kernel -q 2>"$work/server-kernel.err" &
 pids+=($!)
+if [[ " $arms " == *" sack40 "* ]]; then
+  ip netns exec "$NC" "$BIN/tt-perf" server --listen 7305 --transport udp --delayed-ack-ms 40 -q \
+    2>"$work/server-udp40.err" &
+  pids+=($!)
+fi
 kcp_flags=(--mode fast3 --sndwnd 4096 --rcvwnd 4096 --crypt none --nocomp --quiet)
 if [[ " $arms " == *" kcptun "* ]]; then
   ip netns exec "$NC" kcptun-server --listen ":7302" --target "127.0.0.1:7301" "${kcp_flags[@]}" \
@@ -162,6 +168,7 @@ run_arm() {  # ROUTER LOSS ARM TRIAL
   case $arm in
     sack) flags=(--transport udp --to "$server:7300") ;;
     nosack) flags=(--transport udp --to "$server:7300" --no-sack) ;;
+    sack40) flags=(--transport udp --to "$server:7305" --delayed-ack-ms 40) ;;
     cubic | bbr) flags=(--transport kernel --to "$server:7301" --cc "$arm") ;;
     kcptun) flags=(--transport kernel --to "127.0.0.1:$([ "$router" = kernel ] && echo 7303 || echo 7304)") ;;
   esac
@@ -173,7 +180,7 @@ run_arm() {  # ROUTER LOSS ARM TRIAL
   local seed=$((trial * 100000 + run_number))
   local before after completed=true
   # SW_PCAP_DIR=DIR: tinytcp's packets of each run captured there (debugging).
-  if [ -n "${SW_PCAP_DIR:-}" ] && [[ $arm == sack || $arm == nosack ]]; then
+  if [ -n "${SW_PCAP_DIR:-}" ] && [[ $arm == sack* || $arm == nosack ]]; then
     flags+=(--pcap "$SW_PCAP_DIR/$router-$loss-$arm-$trial.pcap")
   fi
   before=$(tx_packets "$dev")
