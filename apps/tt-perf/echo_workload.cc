@@ -4,6 +4,8 @@
 #include <memory>
 #include <string>
 
+#include <fmt/format.h>
+
 #include "common/latency_samples.hh"
 #include "tt-perf/perf_channel.hh"
 #include "util/hash.hh"
@@ -90,6 +92,13 @@ PerfReport EchoWorkload::run(StreamClient& client, const std::atomic<bool>& stop
     }
     const bool more = messages_sent < options_.messages;
     client.wait(progress ? Duration::zero() : (more ? wait_until(next_send, kMaxWait) : kMaxWait));
+  }
+  if (report.errors == 0 && (messages_sent < options_.messages || !in_flight.empty())) {
+    // Stopped by a signal (a `timeout` around a stalled run, say): an
+    // incomplete run, not bytes that did not match.
+    ++report.errors;
+    report.error = fmt::format("interrupted with {} of {} messages sent, {} not yet echoed",
+                               messages_sent, options_.messages, in_flight.size());
   }
   // Closed only once every echo is back: a relay without half-close (kcptun)
   // ends both directions at our FIN.

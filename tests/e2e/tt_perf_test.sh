@@ -171,6 +171,16 @@ set -e
 [ "$status" -eq 3 ] || fail "corrupted echo: exit $status, expected 3"
 check corrupt "$WORK/corrupt.json" 'r["verified"] is False'
 
+# Interrupted (a timeout around a stalled run): an error, exit 1, not "the
+# bytes did not match" (exit 3), which is what it said before.
+set +e
+timeout --preserve-status -s TERM 1 "$BIN/tt-perf" echo --to "127.0.0.1:${PORT[kernel]}" --transport kernel \
+  --messages 1000 --gap 20ms --json -q >"$WORK/interrupted.json" 2>"$WORK/interrupted.err"
+status=$?
+set -e
+[ "$status" -eq 1 ] || fail "interrupted echo: exit $status, expected 1"
+grep -q "interrupted with" "$WORK/interrupted.err" || fail "interrupted echo: $(cat "$WORK/interrupted.err")"
+
 # Not a tt-perf client: refused, and the server serves the next one.
 python3 -c 'import socket,sys; s=socket.create_connection(("127.0.0.1",int(sys.argv[1]))); s.sendall(b"GET / HTTP/1.1\r\n\r\n"); s.recv(10); s.close()' \
   "${PORT[kernel]}" 2>/dev/null || true
