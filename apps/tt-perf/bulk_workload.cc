@@ -1,8 +1,11 @@
 #include "tt-perf/bulk_workload.hh"
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <vector>
+
+#include <fmt/format.h>
 
 #include "tt-perf/perf_channel.hh"
 #include "util/random.hh"
@@ -22,6 +25,23 @@ struct BulkConnection {
   bool finished = false;  // our FIN is queued
   bool done = false;      // the server answered and closed
 };
+
+// How far a run stopped before every connection's count came back got;
+// written: handed to the connection, up to kQueueAhead beyond what it sent.
+std::string progress(const ClientOptions& options, uint64_t written, size_t uncounted,
+                     size_t connections, Duration elapsed) {
+  if (options.mode == "messages") {
+    return fmt::format("{} of {} messages written, not yet counted by the server",
+                       written / std::max<uint64_t>(options.message_size, 1), options.count);
+  }
+  const std::string counts =
+      fmt::format("{} of {} connections not yet counted by the server", uncounted, connections);
+  if (options.bytes != 0) {
+    return fmt::format("{} of {} bytes written, {}", written, options.bytes, counts);
+  }
+  return fmt::format("{} bytes written in {:.1f} of {:.1f} s, {}", written, to_seconds(elapsed),
+                     to_seconds(options.duration), counts);
+}
 
 }  // namespace
 
@@ -112,6 +132,11 @@ PerfReport BulkWorkload::run(StreamClient& client, const std::atomic<bool>& stop
   uint64_t sent = 0;
   for (auto& c : connections) {
     sent += c.queued_total;
+  }
+  if (done < connections.size()) {
+    const auto elapsed = std::chrono::duration_cast<Duration>(PerfClock::now() - start);
+    report_interrupted(
+        report, progress(options_, sent, connections.size() - done, connections.size(), elapsed));
   }
   report.seconds = to_seconds(std::chrono::duration_cast<Duration>(end - start));
   report.bytes_sent = sent;

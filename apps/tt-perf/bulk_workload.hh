@@ -7,7 +7,8 @@
 //             --cc fixed:1 stop-and-wait, fixed:N a window of N segments
 // Each connection ends with our FIN; the server answers with the bytes it
 // counted and closes, so the time runs until the server holds every byte,
-// and the counts are checked against what was sent (`verified`).
+// and the counts are checked against what was sent (`verified`). Stopped
+// before every count came back, the run is interrupted (report_interrupted).
 
 #include "tt-perf/perf_workload.hh"
 

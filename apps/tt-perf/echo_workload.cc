@@ -93,12 +93,9 @@ PerfReport EchoWorkload::run(StreamClient& client, const std::atomic<bool>& stop
     const bool more = messages_sent < options_.messages;
     client.wait(progress ? Duration::zero() : (more ? wait_until(next_send, kMaxWait) : kMaxWait));
   }
-  if (report.errors == 0 && (messages_sent < options_.messages || !in_flight.empty())) {
-    // Stopped by a signal (a `timeout` around a stalled run, say): an
-    // incomplete run, not bytes that did not match.
-    ++report.errors;
-    report.error = fmt::format("interrupted with {} of {} messages sent, {} not yet echoed",
-                               messages_sent, options_.messages, in_flight.size());
+  if (messages_sent < options_.messages || !in_flight.empty()) {
+    report_interrupted(report, fmt::format("{} of {} messages sent, {} not yet echoed",
+                                           messages_sent, options_.messages, in_flight.size()));
   }
   // Closed only once every echo is back: a relay without half-close (kcptun)
   // ends both directions at our FIN.

@@ -27,4 +27,12 @@ Duration wait_until(PerfClock::time_point deadline, Duration cap) {
   return std::clamp(left, Duration::zero(), cap);
 }
 
+void report_interrupted(PerfReport& report, const std::string& progress) {
+  if (report.errors != 0) {
+    return;
+  }
+  ++report.errors;
+  report.error = "interrupted with " + progress;
+}
+
 }  // namespace tinytcp::apps

@@ -9,6 +9,7 @@
 #include <atomic>
 #include <chrono>
 #include <memory>
+#include <string>
 
 #include "common/stream_client.hh"
 #include "tt-perf/perf_options.hh"
@@ -29,5 +30,11 @@ std::unique_ptr<PerfWorkload> make_workload(const ClientOptions& options);
 
 // How long the loop may sleep: until `deadline`, at most `cap`.
 Duration wait_until(PerfClock::time_point deadline, Duration cap);
+
+// A run that `stop` ended before it completed (SIGINT, SIGTERM: a `timeout`
+// around a stalled run) is an error, "interrupted with PROGRESS" (exit 1):
+// neither verified nor bytes that did not match. An earlier error stays the
+// one reported.
+void report_interrupted(PerfReport& report, const std::string& progress);
 
 }  // namespace tinytcp::apps
