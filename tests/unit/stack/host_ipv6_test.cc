@@ -92,16 +92,7 @@ class Ipv6Hosts : public TwoHosts {
   std::pair<SocketId, SocketId> connect6(uint16_t port = 80) {
     const auto listener = a_.listen(port);
     EXPECT_TRUE(listener);
-    const auto client = b_.connect(IpAddress(kA6), port, now_);
-    EXPECT_TRUE(client);
-    std::optional<SocketId> server;
-    EXPECT_TRUE(run_until([&] {
-      if (!server) {
-        server = a_.accept(*listener);
-      }
-      return server.has_value() && b_.info(*client)->state == tcp::TcpState::Established;
-    }));
-    return {*client, server.value_or(0)};
+    return connect_to(listener ? *listener : 0, IpAddress(kA6), port);
   }
 
   // The last datagram a sent, parsed as ICMPv6 (fails the test if it is not).
@@ -167,26 +158,14 @@ TEST_F(Ipv6Hosts, SynCookieAnnouncesTheIpv6Mss) {
   // The crafted suite found it: a cookie SYN-ACK over IPv6 announced 1460.
   const auto listener = a_.listen(80, 1);
   ASSERT_TRUE(listener);
-  tcp::TcpSegment syn;  // a spoofed SYN whose SYN-ACK is lost: the SYN queue is full
-  syn.syn = true;
-  syn.seqno = tcp::Wrap32{12345u};
-  syn.window = 65535;
-  syn.options.mss = 1440;
-  std::string buf(120, '\0');
-  BufferWriter w(buf.data(), buf.size());
-  ASSERT_TRUE(serialize_datagram(syn, FourTuple{IpAddress(kB6), 7, IpAddress(kA6), 80}, 64, w));
-  drop_to_b_ = true;
-  a_.receive_datagram(w.written(), now_);
-  drop_to_b_ = false;
+  // A spoofed SYN whose SYN-ACK is lost: the SYN queue is full.
+  spoofed_syn(FourTuple{IpAddress(kB6), 7, IpAddress(kA6), 80}, 1440);
   ASSERT_EQ(a_.connection_count(), 1u);
   from_a_.clear();
-  const auto client = b_.connect(IpAddress(kA6), 80, now_);
-  ASSERT_TRUE(client);
-  std::optional<SocketId> server;
-  ASSERT_TRUE(run_until([&] {
-    server = server ? server : a_.accept(*listener);
-    return server && b_.info(*client)->state == tcp::TcpState::Established;
-  }));
+  const auto connected = connect_to(*listener, IpAddress(kA6), 80);
+  const SocketId client = connected.first;
+  const SocketId server = connected.second;
+  ASSERT_NE(server, 0u);
   EXPECT_EQ(a_.stats().syn_cookies_sent, 1u);
   EXPECT_EQ(a_.stats().syn_cookies_accepted, 1u);
   ASSERT_FALSE(from_a_.empty());
@@ -196,8 +175,8 @@ TEST_F(Ipv6Hosts, SynCookieAnnouncesTheIpv6Mss) {
   ASSERT_TRUE(syn_ack);
   EXPECT_TRUE(syn_ack->segment.syn && syn_ack->segment.ack);
   EXPECT_EQ(syn_ack->segment.options.mss, 1440u);  // MTU 1500 - 40 - 20
-  EXPECT_EQ(b_.connection(*client)->sender().max_payload(), 1440u - 12u);
-  EXPECT_EQ(a_.connection(*server)->sender().max_payload(), 1440u - 12u);
+  EXPECT_EQ(b_.connection(client)->sender().max_payload(), 1440u - 12u);
+  EXPECT_EQ(a_.connection(server)->sender().max_payload(), 1440u - 12u);
 }
 
 TEST_F(Ipv6Hosts, ListenerAcceptsBothFamilies) {

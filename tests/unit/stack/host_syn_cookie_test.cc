@@ -19,19 +19,7 @@ using namespace std::chrono_literals;
 class SynCookieHosts : public TwoHosts {
  protected:
   // A SYN into a from b's address, port `port`, whose SYN-ACK is lost.
-  void spoofed_syn(uint16_t port) {
-    tcp::TcpSegment syn;
-    syn.syn = true;
-    syn.seqno = tcp::Wrap32{12345u + port};
-    syn.window = 65535;
-    syn.options.mss = 1460;
-    std::string buf(100, '\0');
-    BufferWriter w(buf.data(), buf.size());
-    ASSERT_TRUE(serialize_datagram(syn, FourTuple{kB, port, kA, 80}, 64, w));
-    drop_to_b_ = true;
-    a_.receive_datagram(w.written(), now_);
-    drop_to_b_ = false;
-  }
+  void spoofed_syn(uint16_t port) { TwoHosts::spoofed_syn(FourTuple{kB, port, kA, 80}); }
 };
 
 TEST_F(SynCookieHosts, FullSynQueueStillAcceptsWithEveryOption) {
@@ -39,17 +27,14 @@ TEST_F(SynCookieHosts, FullSynQueueStillAcceptsWithEveryOption) {
   ASSERT_TRUE(listener);
   spoofed_syn(7);
   ASSERT_EQ(a_.connection_count(), 1u);  // the SYN queue is full
-  const auto client = b_.connect(kA, 80, now_);
-  ASSERT_TRUE(client);
-  std::optional<SocketId> server;
-  ASSERT_TRUE(run_until([&] {
-    server = server ? server : a_.accept(*listener);
-    return server && b_.info(*client)->state == tcp::TcpState::Established;
-  }));
+  const auto connected = connect_to(*listener, kA, 80);
+  const SocketId client = connected.first;
+  const SocketId server = connected.second;
+  ASSERT_NE(server, 0u);
   EXPECT_EQ(a_.stats().syn_cookies_sent, 1u);
   EXPECT_EQ(a_.stats().syn_cookies_accepted, 1u);
   // The options came back through the cookie and the timestamp echo.
-  const tcp::TcpConnection* conn = a_.connection(*server);
+  const tcp::TcpConnection* conn = a_.connection(server);
   ASSERT_NE(conn, nullptr);
   EXPECT_EQ(conn->state(), tcp::TcpState::Established);
   EXPECT_EQ(conn->sender().max_payload(), 1460u - 12u);            // MSS from the table, timestamps
@@ -63,10 +48,10 @@ TEST_F(SynCookieHosts, FullSynQueueStillAcceptsWithEveryOption) {
   }
   size_t written = 0;
   std::string got;
-  ASSERT_TRUE(stream_through(*client, *server, data, written, got));
+  ASSERT_TRUE(stream_through(client, server, data, written, got));
   EXPECT_EQ(got, data);
-  EXPECT_EQ(a_.write(*server, "reply", now_), 5u);
-  ASSERT_TRUE(run_until([&] { return b_.info(*client)->readable_bytes == 5; }));
+  EXPECT_EQ(a_.write(server, "reply", now_), 5u);
+  ASSERT_TRUE(run_until([&] { return b_.info(client)->readable_bytes == 5; }));
 }
 
 TEST_F(SynCookieHosts, ForgedCookieIsResetAndMakesNoSocket) {
@@ -80,11 +65,7 @@ TEST_F(SynCookieHosts, ForgedCookieIsResetAndMakesNoSocket) {
   ack.seqno = tcp::Wrap32{12345u + 8 + 1};
   ack.ackno = tcp::Wrap32{0xdeadbeef};
   ack.window = 100;
-  std::string buf(100, '\0');
-  BufferWriter w(buf.data(), buf.size());
-  ASSERT_TRUE(serialize_datagram(ack, FourTuple{kB, 8, kA, 80}, 64, w));
-  drop_to_b_ = true;
-  a_.receive_datagram(w.written(), now_);
+  spoof_to_a(ack, FourTuple{kB, 8, kA, 80});
   EXPECT_EQ(a_.stats().drops[HostDrop::BadCookie], 1u);
   EXPECT_EQ(a_.stats().resets_sent, 1u);
   EXPECT_EQ(a_.socket_count(), sockets);
@@ -97,11 +78,7 @@ TEST_F(SynCookieHosts, AckWithoutRecentCookiesIsAPlainReset) {
   ack.ack = true;
   ack.seqno = tcp::Wrap32{1};
   ack.ackno = tcp::Wrap32{2};
-  std::string buf(100, '\0');
-  BufferWriter w(buf.data(), buf.size());
-  ASSERT_TRUE(serialize_datagram(ack, FourTuple{kB, 9, kA, 80}, 64, w));
-  drop_to_b_ = true;
-  a_.receive_datagram(w.written(), now_);
+  spoof_to_a(ack, FourTuple{kB, 9, kA, 80});
   EXPECT_EQ(a_.stats().drops[HostDrop::BadCookie], 0u);
   EXPECT_EQ(a_.stats().drops[HostDrop::NoConnection], 1u);
 }

@@ -13,7 +13,9 @@
 #include <utility>
 #include <vector>
 
+#include "stack/datagram_codec.hh"
 #include "stack/host.hh"
+#include "util/buffer.hh"
 
 namespace tinytcp::stack {
 
@@ -110,16 +112,25 @@ class TwoHosts : public ::testing::Test {
   std::pair<SocketId, SocketId> connect_pair(uint16_t port = 80) {
     const auto listener = a_.listen(port);
     EXPECT_TRUE(listener);
-    const auto client = b_.connect(kA, port, now_);
+    listener_ = listener ? *listener : 0;
+    return connect_to(listener_, kA, port);
+  }
+
+  // b connects to a's `address`:`port`, where a's `listener` listens, and
+  // runs until a accepted and b is established: the pair (client on b,
+  // server on a), 0 (and a failed expectation) for what did not happen.
+  std::pair<SocketId, SocketId> connect_to(SocketId listener, const IpAddress& address,
+                                           uint16_t port) {
+    const auto client = b_.connect(address, port, now_);
     EXPECT_TRUE(client);
+    if (!client) {
+      return {0, 0};
+    }
     std::optional<SocketId> server;
     EXPECT_TRUE(run_until([&] {
-      if (!server) {
-        server = a_.accept(*listener);
-      }
-      return server.has_value() && b_.info(*client)->state == tcp::TcpState::Established;
+      server = server ? server : a_.accept(listener);
+      return server && b_.info(*client)->state == tcp::TcpState::Established;
     }));
-    listener_ = *listener;
     return {*client, server.value_or(0)};
   }
 
@@ -134,6 +145,29 @@ class TwoHosts : public ::testing::Test {
           return got.size() == data.size();
         },
         60s);
+  }
+
+  // `segment` into a from `tuple` (as its sender sees it), a's answers lost:
+  // a segment from a spoofed address, or one b never sent.
+  void spoof_to_a(const tcp::TcpSegment& segment, const FourTuple& tuple) {
+    std::string buf(120 + segment.payload.size(), '\0');
+    BufferWriter w(buf.data(), buf.size());
+    ASSERT_TRUE(serialize_datagram(segment, tuple, 64, w));
+    drop_to_b_ = true;
+    a_.receive_datagram(w.written(), now_);
+    drop_to_b_ = false;
+  }
+
+  // A spoofed SYN, seqno 12345 plus its source port, announcing `mss`: its
+  // SYN-ACK is lost, so the half-open connection stays in a's SYN queue, as
+  // in a SYN flood.
+  void spoofed_syn(const FourTuple& tuple, uint16_t mss = 1460) {
+    tcp::TcpSegment syn;
+    syn.syn = true;
+    syn.seqno = tcp::Wrap32{12345u + tuple.local_port};
+    syn.window = 65535;
+    syn.options.mss = mss;
+    spoof_to_a(syn, tuple);
   }
 
   bool saw(const std::vector<std::pair<SocketId, SocketEvent>>& events, SocketId id,
