@@ -1,6 +1,5 @@
 #include "common/kernel_tcp.hh"
 
-#include <arpa/inet.h>
 #include <fcntl.h>
 #include <linux/sockios.h>
 #include <linux/tcp.h>
@@ -49,8 +48,8 @@ HostPort parse_host_port(const std::string& text) {
       throw std::invalid_argument(fmt::format("missing ']' in '{}' (expected [IPv6]:PORT)", text));
     }
     host = text.substr(1, close - 1);
-    in6_addr address{};
-    if (::inet_pton(AF_INET6, host.c_str(), &address) != 1) {
+    const auto address = io::UdpEndpoint::parse_address(host, 0);
+    if (!address || !address->ipv6) {
       throw std::invalid_argument(fmt::format("bad IPv6 address '{}' in '{}'", host, text));
     }
     if (close + 1 >= text.size() || text[close + 1] != ':') {
@@ -86,60 +85,29 @@ SocketAddress SocketAddress::of(const sockaddr_storage& storage, socklen_t lengt
   return a;
 }
 
+SocketAddress SocketAddress::of(const io::UdpEndpoint& endpoint, int family) {
+  SocketAddress a;
+  a.length = endpoint.to_sockaddr(family, a.storage);
+  return a;
+}
+
+io::UdpEndpoint SocketAddress::endpoint() const {
+  return io::UdpEndpoint::from_sockaddr(storage).value_or(io::UdpEndpoint{});
+}
+
 stack::IpAddress SocketAddress::ip() const {
-  if (family() == AF_INET) {
-    const auto& sa = reinterpret_cast<const sockaddr_in&>(storage);
-    return wire::Ipv4Address{ntohl(sa.sin_addr.s_addr)};
+  const io::UdpEndpoint e = endpoint();
+  if (e.ipv6) {
+    return wire::Ipv6Address{e.address6};
   }
-  if (family() != AF_INET6) {
-    return {};
-  }
-  const auto& sa = reinterpret_cast<const sockaddr_in6&>(storage);
-  const uint8_t* b = sa.sin6_addr.s6_addr;
-  if (IN6_IS_ADDR_V4MAPPED(&sa.sin6_addr)) {
-    return wire::Ipv4Address::from_octets(b[12], b[13], b[14], b[15]);
-  }
-  wire::Ipv6Address v6;
-  std::memcpy(v6.bytes.data(), b, v6.bytes.size());
-  return v6;
-}
-
-uint16_t SocketAddress::port() const {
-  if (family() == AF_INET) {
-    return ntohs(reinterpret_cast<const sockaddr_in&>(storage).sin_port);
-  }
-  if (family() == AF_INET6) {
-    return ntohs(reinterpret_cast<const sockaddr_in6&>(storage).sin6_port);
-  }
-  return 0;
-}
-
-std::string SocketAddress::to_string() const {
-  const stack::IpAddress address = ip();
-  return address.is_v6() ? fmt::format("[{}]:{}", address.to_string(), port())
-                         : fmt::format("{}:{}", address.to_string(), port());
+  return wire::Ipv4Address{e.address};
 }
 
 SocketAddress resolve(const HostPort& endpoint) {
+  if (const auto literal = io::UdpEndpoint::parse_address(endpoint.host, endpoint.port)) {
+    return SocketAddress::of(*literal, literal->ipv6 ? AF_INET6 : AF_INET);
+  }
   SocketAddress out;
-  in_addr v4{};
-  in6_addr v6{};
-  if (::inet_pton(AF_INET, endpoint.host.c_str(), &v4) == 1) {
-    auto& sa = reinterpret_cast<sockaddr_in&>(out.storage);
-    sa.sin_family = AF_INET;
-    sa.sin_addr = v4;
-    sa.sin_port = htons(endpoint.port);
-    out.length = sizeof sa;
-    return out;
-  }
-  if (::inet_pton(AF_INET6, endpoint.host.c_str(), &v6) == 1) {
-    auto& sa = reinterpret_cast<sockaddr_in6&>(out.storage);
-    sa.sin6_family = AF_INET6;
-    sa.sin6_addr = v6;
-    sa.sin6_port = htons(endpoint.port);
-    out.length = sizeof sa;
-    return out;
-  }
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
@@ -223,8 +191,7 @@ int listen_tcp(const SocketAddress& at, int backlog, bool nonblocking) {
   ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
   if (at.family() == AF_INET6) {
     // [::] takes IPv4 clients too; a specific IPv6 address only its own.
-    const auto& sa = reinterpret_cast<const sockaddr_in6&>(at.storage);
-    const int v6only = IN6_IS_ADDR_UNSPECIFIED(&sa.sin6_addr) ? 0 : 1;
+    const int v6only = at.endpoint().is_unspecified() ? 0 : 1;
     ::setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &v6only, sizeof v6only);
   }
   if (::bind(fd, at.get(), at.length) != 0 || ::listen(fd, backlog) != 0) {
@@ -237,20 +204,12 @@ int listen_tcp(const SocketAddress& at, int backlog, bool nonblocking) {
 }
 
 int listen_tcp(uint16_t port, int backlog) {
-  SocketAddress any;
-  auto& sa6 = reinterpret_cast<sockaddr_in6&>(any.storage);
-  sa6.sin6_family = AF_INET6;
-  sa6.sin6_port = htons(port);
-  any.length = sizeof sa6;
+  const io::UdpEndpoint every{0, port};
+  SocketAddress any = SocketAddress::of(every, AF_INET6);  // [::]
   const int probe = ::socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (probe < 0 && errno == EAFNOSUPPORT) {
     // A kernel without IPv6: 0.0.0.0 as before.
-    any = SocketAddress{};
-    auto& sa = reinterpret_cast<sockaddr_in&>(any.storage);
-    sa.sin_family = AF_INET;
-    sa.sin_port = htons(port);
-    sa.sin_addr.s_addr = htonl(INADDR_ANY);
-    any.length = sizeof sa;
+    any = SocketAddress::of(every, AF_INET);
   } else if (probe >= 0) {
     ::close(probe);
   }

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <string>
 
+#include "io/udp_endpoint.hh"
 #include "stack/ip_address.hh"
 #include "util/time.hh"
 
@@ -31,18 +32,24 @@ HostPort parse_host_port(const std::string& text);
 // Throws std::invalid_argument as parse_host_port.
 HostPort parse_listen(const std::string& text);
 
-// A socket address of either family.
+// A socket address of either family, as connect/bind/accept take and give
+// it. Its address and port are an io::UdpEndpoint, which converts to and
+// from the socket's form and writes the text.
 struct SocketAddress {
   sockaddr_storage storage{};
   socklen_t length = 0;
   int family() const { return storage.ss_family; }
   const sockaddr* get() const { return reinterpret_cast<const sockaddr*>(&storage); }
-  // The address, an IPv4-mapped one (a dual-stack listener's IPv4 peer) as
-  // the IPv4 address it is, and the port.
+  // The address and port, an IPv4-mapped address (a dual-stack listener's
+  // IPv4 peer) as the IPv4 address it is; 0.0.0.0:0 for another family.
+  io::UdpEndpoint endpoint() const;
   stack::IpAddress ip() const;
-  uint16_t port() const;
-  std::string to_string() const;  // "a.b.c.d:PORT", "[IPv6]:PORT"
+  uint16_t port() const { return endpoint().port; }
+  std::string to_string() const { return endpoint().to_string(); }  // "a.b.c.d:PORT", "[IPv6]:PORT"
   static SocketAddress of(const sockaddr_storage& storage, socklen_t length);
+  // `endpoint` on a socket of `family`: on AF_INET6 an IPv4 endpoint is
+  // IPv4-mapped (0.0.0.0 is ::); on AF_INET an IPv6 one has no form (length 0).
+  static SocketAddress of(const io::UdpEndpoint& endpoint, int family);
 };
 
 // HOST:PORT to a socket address. An address of either family is taken as

@@ -86,6 +86,26 @@ TEST(HostPortTest, ResolvesAddressesOfEitherFamilyAndNamesIpv4First) {
   EXPECT_THROW(resolve(HostPort{"no-such-host.invalid", 1}), std::runtime_error);
 }
 
+// A SocketAddress's address and port are an io::UdpEndpoint's: an IPv4
+// endpoint on an IPv6 socket is IPv4-mapped and reads back as IPv4.
+TEST(HostPortTest, SocketAddressesOfEndpoints) {
+  const io::UdpEndpoint v4 = *io::UdpEndpoint::parse("10.1.2.3:80");
+  const SocketAddress mapped = SocketAddress::of(v4, AF_INET6);
+  EXPECT_EQ(mapped.family(), AF_INET6);
+  EXPECT_EQ(mapped.length, sizeof(sockaddr_in6));
+  EXPECT_EQ(mapped.endpoint(), v4);
+  EXPECT_TRUE(mapped.ip().is_v4());
+  EXPECT_EQ(mapped.to_string(), "10.1.2.3:80");
+  const SocketAddress plain = SocketAddress::of(v4, AF_INET);
+  EXPECT_EQ(plain.family(), AF_INET);
+  EXPECT_EQ(plain.length, sizeof(sockaddr_in));
+  EXPECT_EQ(plain.port(), 80);
+  const io::UdpEndpoint v6 = *io::UdpEndpoint::parse("[fd00::1]:9");
+  EXPECT_EQ(SocketAddress::of(v6, AF_INET).length, 0u);  // no IPv4 form
+  EXPECT_EQ(SocketAddress::of(v6, AF_INET6).ip().to_string(), "fd00::1");
+  EXPECT_EQ(SocketAddress{}.to_string(), "0.0.0.0:0");  // no family
+}
+
 // A listener on [::] (listen_tcp(port)) takes clients of both families; an
 // IPv4 client's address reads as IPv4, not ::ffff:127.0.0.1.
 TEST(HostPortTest, KernelTcpListensOnBothFamilies) {
