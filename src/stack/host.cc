@@ -5,7 +5,6 @@
 #include "util/buffer.hh"
 #include "util/check.hh"
 #include "util/hash.hh"
-#include "wire/icmp.hh"
 
 namespace tinytcp::stack {
 
@@ -26,8 +25,7 @@ Host::Host(HostConfig config, Output output)
       admission_(make_secret(config_.secret) + "cookies", config_.syn_cookies),
       ports_(make_secret(config_.secret) + "ports"),
       fold_(make_secret(config_.secret) + "fold"),
-      icmp_(config_.icmp, config_.address),
-      reassembler_(config_.reassembly),
+      ipv4_(config_),
       ipv6_(Ipv6Input::from(config_)),
       tcp6_(Ipv6Input::tcp_config(config_.tcp)),
       time_wait_(config_.max_time_wait, 2 * config_.tcp.msl, config_.time_wait_ack_interval),
@@ -160,82 +158,14 @@ void Host::after_activity(SocketId id, Instant now) {
 void Host::receive_datagram(std::string_view datagram, Instant now, bool link_multicast) {
   ++stats_.datagrams_in;
   if (ipv6_ && !datagram.empty() && (static_cast<uint8_t>(datagram[0]) >> 4) == 6) {
-    on_ipv6(datagram, now, link_multicast);
-    events_.dispatch();
-    return;
-  }
-  const auto ip = wire::parse_ipv4(datagram);
-  if (!ip) {
-    stats_.drops.count(HostDrop::BadIpv4);
-    SPDLOG_DEBUG("host: drop datagram: {}", wire::to_string(ip.error()));
+    apply(ipv6_->receive(datagram, now, link_multicast), now);
   } else {
-    on_ipv4(*ip, datagram, now, link_multicast);
+    apply(ipv4_.receive(datagram, now, link_multicast), now);
   }
   events_.dispatch();
 }
 
-void Host::on_ipv4(const wire::Ipv4View& ip, std::string_view bytes, Instant now,
-                   bool link_multicast) {
-  if (ip.header.dst != config_.address) {
-    stats_.drops.count(HostDrop::NotForUs);
-    SPDLOG_DEBUG("host: drop datagram for {}", ip.header.dst);
-    return;
-  }
-  if (ip.header.is_fragment()) {
-    const auto whole = reassembler_.add(ip, bytes, now);
-    if (!whole) {
-      return;  // waiting for more, or refused (the reassembler counts why)
-    }
-    const auto reparsed = wire::parse_ipv4(*whole);
-    if (!reparsed) {
-      stats_.drops.count(HostDrop::BadIpv4);
-      return;
-    }
-    on_ipv4(*reparsed, *whole, now, link_multicast);
-    return;
-  }
-  switch (ip.header.protocol) {
-    case static_cast<uint8_t>(wire::IpProtocol::kTcp):
-      on_tcp(ip, now);
-      break;
-    case static_cast<uint8_t>(wire::IpProtocol::kIcmp):
-      on_icmp(ip, now);
-      break;
-    case static_cast<uint8_t>(wire::IpProtocol::kUdp):
-      // No UDP sockets: RFC 1122 §4.1.3.1 port unreachable.
-      send_error(wire::icmp::kDestinationUnreachable, wire::icmp::kPortUnreachable, ip, bytes, now,
-                 link_multicast);
-      break;
-    default:
-      send_error(wire::icmp::kDestinationUnreachable, wire::icmp::kProtocolUnreachable, ip, bytes,
-                 now, link_multicast);
-      break;
-  }
-}
-
-void Host::send_error(uint8_t type, uint8_t code, const wire::Ipv4View& ip, std::string_view bytes,
-                      Instant now, bool link_multicast) {
-  const auto datagram = icmp_.error(type, code, ip, bytes, now, link_multicast);
-  if (!datagram.empty()) {
-    ++stats_.icmp_errors_sent;
-    emit(datagram);
-  }
-}
-
-void Host::on_icmp(const wire::Ipv4View& ip, Instant now) {
-  const IcmpHandler::Outcome out = icmp_.receive(ip);
-  if (out.drop) {
-    stats_.drops.count(*out.drop);
-  } else if (!out.reply.empty()) {
-    ++stats_.echo_replies;
-    emit(out.reply);
-  } else if (out.fragmentation_needed) {
-    on_path_mtu(*out.fragmentation_needed, now);
-  }
-}
-
-void Host::on_ipv6(std::string_view datagram, Instant now, bool link_multicast) {
-  const Ipv6Input::Outcome out = ipv6_->receive(datagram, now, link_multicast);
+void Host::apply(const IpInputOutcome& out, Instant now) {
   if (out.drop) {
     stats_.drops.count(*out.drop);
   }
@@ -245,8 +175,8 @@ void Host::on_ipv6(std::string_view datagram, Instant now, bool link_multicast) 
   }
   if (out.segment) {
     on_segment(*out.segment, now);
-  } else if (out.packet_too_big) {
-    on_path_mtu(*out.packet_too_big, now);
+  } else if (out.path_mtu) {
+    on_path_mtu(*out.path_mtu, now);
   }
 }
 
@@ -271,17 +201,6 @@ void Host::send_reset(const InboundSegment& in) {
     ++stats_.resets_sent;
     emit(w.written());
   }
-}
-
-void Host::on_tcp(const wire::Ipv4View& ip, Instant now) {
-  const auto in = parse_segment(ip);
-  if (!in) {
-    stats_.drops.count(in.error() == InboundError::BadAddress ? HostDrop::BadAddress
-                                                              : HostDrop::BadTcp);
-    SPDLOG_DEBUG("host: drop TCP: {}", to_string(in.error()));
-    return;
-  }
-  on_segment(*in, now);
 }
 
 void Host::on_segment(const InboundSegment& in, Instant now) {
@@ -385,7 +304,7 @@ bool Host::on_cookie_ack(Socket& listener, const InboundSegment& in, Instant now
 }
 
 void Host::tick(Instant now) {
-  reassembler_.tick(now);
+  ipv4_.tick(now);
   if (ipv6_) {
     ipv6_->tick(now, [this](std::string_view datagram) {
       ++stats_.icmp_errors_sent;
@@ -422,7 +341,7 @@ void Host::on_send_failed(std::string_view datagram, Instant now) {
 
 std::optional<Instant> Host::next_deadline() const {
   std::optional<Instant> next = timers_.next_deadline(sockets_);
-  for (const auto t : {reassembler_.next_deadline(), time_wait_.next_deadline(),
+  for (const auto t : {ipv4_.next_deadline(), time_wait_.next_deadline(),
                        ipv6_ ? ipv6_->next_deadline() : std::nullopt}) {
     if (t && (!next || *t < *next)) {
       next = t;

@@ -30,12 +30,12 @@
 #include <vector>
 
 #include "net/icmp_responder.hh"
-#include "net/ipv4_reassembler.hh"
 #include "stack/address_fold.hh"
 #include "stack/datagram_codec.hh"
 #include "stack/four_tuple.hh"
 #include "stack/host_types.hh"
 #include "stack/icmp_handler.hh"
+#include "stack/ipv4_input.hh"
 #include "stack/ipv6_input.hh"
 #include "stack/listener_admission.hh"
 #include "stack/port_allocator.hh"
@@ -114,7 +114,7 @@ class Host {
 
   const HostConfig& config() const { return config_; }
   const HostStats& stats() const { return stats_; }
-  const net::IcmpResponderStats& icmp_stats() const { return icmp_.stats(); }
+  const net::IcmpResponderStats& icmp_stats() const { return ipv4_.icmp_stats(); }
   // The IPv6 side (null without HostConfig::ipv6): ICMPv6 and reassembly counters.
   const Ipv6Input* ipv6_input() const { return ipv6_ ? &*ipv6_ : nullptr; }
   size_t socket_count() const { return sockets_.size(); }
@@ -128,17 +128,13 @@ class Host {
  private:
   using Socket = HostSocket;
 
-  void on_ipv4(const wire::Ipv4View& ip, std::string_view bytes, Instant now, bool link_multicast);
-  void on_tcp(const wire::Ipv4View& ip, Instant now);
-  void on_ipv6(std::string_view datagram, Instant now, bool link_multicast);
+  // What either family's input path made of a datagram.
+  void apply(const IpInputOutcome& out, Instant now);
   // A TCP segment of either family: to its connection, TIME-WAIT entry or
   // listener, or answered with a RST.
   void on_segment(const InboundSegment& in, Instant now);
   // A frag-needed or Packet Too Big about one of our segments.
   void on_path_mtu(const FragmentationNeeded& frag, Instant now);
-  void on_icmp(const wire::Ipv4View& ip, Instant now);
-  void send_error(uint8_t type, uint8_t code, const wire::Ipv4View& ip, std::string_view bytes,
-                  Instant now, bool link_multicast);
   void send_reset(const InboundSegment& in);
   void on_listener_syn(Socket& listener, const InboundSegment& in, Instant now,
                        std::optional<tcp::Wrap32> isn = std::nullopt);
@@ -169,8 +165,7 @@ class Host {
   ListenerAdmission admission_;
   PortAllocator ports_;
   AddressFold fold_;  // addresses for the ISN and timestamp-offset functions
-  IcmpHandler icmp_;
-  net::Ipv4Reassembler reassembler_;
+  Ipv4Input ipv4_;
   std::optional<Ipv6Input> ipv6_;
   tcp::TcpConfig tcp6_;  // config_.tcp with the IPv6 MSS
   // The TCP configuration of a connection on `t`: its family's MSS.

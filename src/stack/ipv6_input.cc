@@ -213,9 +213,9 @@ Ipv6Input::Outcome Ipv6Input::on_packet_too_big(const wire::Icmpv6Message& msg) 
   // RFC 8201 §4: a Packet Too Big below the IPv6 minimum MTU lowers the path
   // MTU to 1280, never less.
   const uint32_t mtu = std::max<uint32_t>(msg.mtu(), wire::ipv6::kMinimumMtu);
-  out.packet_too_big = FragmentationNeeded::from_quote(
-      IpAddress(address_), IpAddress(quote->header.dst), quote->upper, mtu - kIpv6HeaderExtra);
-  if (!out.packet_too_big) {
+  out.path_mtu = FragmentationNeeded::from_quote(IpAddress(address_), IpAddress(quote->header.dst),
+                                                 quote->upper, mtu - kIpv6HeaderExtra);
+  if (!out.path_mtu) {
     out.drop = HostDrop::BadIcmp;
   }
   return out;

@@ -29,6 +29,7 @@
 #include "stack/datagram_codec.hh"
 #include "stack/host_types.hh"
 #include "stack/icmp_handler.hh"
+#include "stack/ip_input_outcome.hh"
 #include "tcp/tcp_config.hh"
 #include "util/time.hh"
 #include "wire/ipv6.hh"
@@ -43,16 +44,9 @@ class Ipv6Input {
     net::Ipv6Reassembler::Config reassembly;
     wire::Ipv6ChainLimits chain;
   };
-  // What a datagram asks of the Host: at most one of the first three, or a
-  // drop; `reply` may come with a drop (a Parameter Problem for a refused
-  // packet).
-  struct Outcome {
-    std::optional<InboundSegment> segment;              // TCP; its payload aliases the datagram
-    std::optional<FragmentationNeeded> packet_too_big;  // mtu as TcpConnection takes it
-    std::string_view reply;                             // aliases an internal buffer
-    bool reply_is_error = false;                        // an ICMPv6 error, not an echo reply
-    std::optional<HostDrop> drop;
-  };
+  // What a datagram asks of the Host; `path_mtu` is a Packet Too Big, and
+  // `reply` may come with a drop (a Parameter Problem for a refused packet).
+  using Outcome = IpInputOutcome;
   using Emit = std::function<void(std::string_view datagram)>;
 
   Ipv6Input(const Config& config, const wire::Ipv6Address& address);
