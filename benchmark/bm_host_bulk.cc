@@ -12,7 +12,8 @@
 //       --benchmark_filter=bm_host_bulk --benchmark_min_time=0.01
 //
 // and divide by the `segments` counter (setup is a few thousand segments'
-// worth and amortised over the run).
+// worth and amortised over the run). bm_host_bulk/6 runs the same
+// connection over IPv6 (both Hosts dual-stack), for the IPv6/IPv4 ratio.
 
 #include <benchmark/benchmark.h>
 
@@ -30,10 +31,15 @@ using namespace std::chrono_literals;
 
 const wire::Ipv4Address kReceiver = wire::Ipv4Address::from_octets(169, 254, 8, 1);
 const wire::Ipv4Address kSender = wire::Ipv4Address::from_octets(169, 254, 8, 2);
+const wire::Ipv6Address kReceiver6 =
+    wire::Ipv6Address::from_groups({0xfd00, 0x7474, 8, 0, 0, 0, 0, 1});
+const wire::Ipv6Address kSender6 =
+    wire::Ipv6Address::from_groups({0xfd00, 0x7474, 8, 0, 0, 0, 0, 2});
 
-HostConfig bulk_config(wire::Ipv4Address address) {
+HostConfig bulk_config(wire::Ipv4Address address, const wire::Ipv6Address& address6) {
   HostConfig c;
   c.address = address;
+  c.ipv6 = address6;
   c.secret = "bm_host_bulk-secret-0123456789ab";
   c.tcp.receive_buffer_bytes = 1 << 20;  // tt-serve's defaults
   c.tcp.send_buffer_bytes = 1 << 20;
@@ -69,12 +75,15 @@ class Wire {
 
 class Bulk {
  public:
-  Bulk()
-      : receiver_(bulk_config(kReceiver), [this](std::string_view d) { to_sender_.push(d); }),
-        sender_(bulk_config(kSender), [this](std::string_view d) { to_receiver_.push(d); }),
+  explicit Bulk(IpFamily family)
+      : receiver_(bulk_config(kReceiver, kReceiver6),
+                  [this](std::string_view d) { to_sender_.push(d); }),
+        sender_(bulk_config(kSender, kSender6),
+                [this](std::string_view d) { to_receiver_.push(d); }),
         chunk_(256 * 1024, 'x') {
     const SocketId listener = *receiver_.listen(80);
-    client_ = *sender_.connect(kReceiver, 80, now_);
+    const IpAddress to = family == IpFamily::V6 ? IpAddress(kReceiver6) : IpAddress(kReceiver);
+    client_ = *sender_.connect(to, 80, now_);
     while (!server_) {
       round();
       server_ = receiver_.accept(listener);
@@ -120,7 +129,7 @@ class Bulk {
 };
 
 void bm_host_bulk(benchmark::State& state) {
-  Bulk bulk;
+  Bulk bulk(state.range(0) == 6 ? IpFamily::V6 : IpFamily::V4);
   const uint64_t bytes_before = bulk.bytes();
   uint64_t segments = 0;
   for (auto _ : state) {
@@ -133,7 +142,7 @@ void bm_host_bulk(benchmark::State& state) {
     state.counters["retransmits"] = static_cast<double>(c->summary().retransmits);
   }
 }
-BENCHMARK(bm_host_bulk);
+BENCHMARK(bm_host_bulk)->Arg(4)->Arg(6);
 
 }  // namespace
 }  // namespace tinytcp::stack

@@ -38,10 +38,10 @@ bool unicast(wire::Ipv4Address a) {
 // word contribute, and that word in the high half of an "IPv4 address" (low
 // half 0) gives the IPv6 checksum. TODO(issue 20): parse_tcp and
 // serialize_tcp taking a pseudo-header sum instead (docs/ipv6.md).
-uint32_t pseudo_header_word(const wire::Ipv6Address& a) {
+uint32_t pseudo_header_word(const IpAddress& a) {
   uint32_t sum = 0;
-  for (size_t i = 0; i < 8; ++i) {
-    sum += a.group(i);
+  for (const uint32_t w : a.words()) {
+    sum += (w >> 16) + (w & 0xffff);
   }
   while (sum > 0xffff) {
     sum = (sum & 0xffff) + (sum >> 16);
@@ -98,8 +98,7 @@ Expected<InboundSegment, InboundError> parse_segment(const wire::Ipv6Header& ip,
   if (!src.is_unicast() || !dst.is_unicast()) {
     return make_unexpected(InboundError::BadAddress);
   }
-  const auto tcp =
-      wire::parse_tcp(tcp_bytes, pseudo_header_word(ip.src), pseudo_header_word(ip.dst));
+  const auto tcp = wire::parse_tcp(tcp_bytes, pseudo_header_word(src), pseudo_header_word(dst));
   if (!tcp) {
     return make_unexpected(InboundError::BadTcp);
   }
@@ -124,8 +123,8 @@ bool serialize_datagram6(const wire::TcpHeader& header, const tcp::TcpSegment& s
   ip.src = tuple.local_ip.v6();
   ip.dst = tuple.remote_ip.v6();
   wire::serialize(ip, out);
-  return wire::serialize_tcp(header, segment.payload, pseudo_header_word(ip.src),
-                             pseudo_header_word(ip.dst), out) &&
+  return wire::serialize_tcp(header, segment.payload, pseudo_header_word(tuple.local_ip),
+                             pseudo_header_word(tuple.remote_ip), out) &&
          out.ok();
 }
 

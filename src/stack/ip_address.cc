@@ -1,11 +1,34 @@
 #include "stack/ip_address.hh"
 
+#include <cstring>
+
 namespace tinytcp::stack {
+
+namespace {
+
+// One 32-bit word of network-order bytes, as a value; and back. (memcpy and
+// a byte swap: the per-segment path converts two addresses each way.)
+uint32_t load_be32(const uint8_t* p) {
+  uint32_t v;
+  std::memcpy(&v, p, sizeof v);
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  v = __builtin_bswap32(v);
+#endif
+  return v;
+}
+
+void store_be32(uint8_t* p, uint32_t v) {
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  v = __builtin_bswap32(v);
+#endif
+  std::memcpy(p, &v, sizeof v);
+}
+
+}  // namespace
 
 IpAddress::IpAddress(const wire::Ipv6Address& a) : family_(IpFamily::V6) {
   for (size_t i = 0; i < 4; ++i) {
-    words_[i] = (uint32_t{a.bytes[4 * i]} << 24) | (uint32_t{a.bytes[4 * i + 1]} << 16) |
-                (uint32_t{a.bytes[4 * i + 2]} << 8) | a.bytes[4 * i + 3];
+    words_[i] = load_be32(&a.bytes[4 * i]);
   }
 }
 
@@ -15,10 +38,7 @@ wire::Ipv6Address IpAddress::v6() const {
     return a;
   }
   for (size_t i = 0; i < 4; ++i) {
-    a.bytes[4 * i] = static_cast<uint8_t>(words_[i] >> 24);
-    a.bytes[4 * i + 1] = static_cast<uint8_t>(words_[i] >> 16);
-    a.bytes[4 * i + 2] = static_cast<uint8_t>(words_[i] >> 8);
-    a.bytes[4 * i + 3] = static_cast<uint8_t>(words_[i]);
+    store_be32(&a.bytes[4 * i], words_[i]);
   }
   return a;
 }
@@ -41,8 +61,9 @@ bool IpAddress::is_unicast() const {
     const wire::Ipv4Address a = v4();
     return !a.is_zero() && !a.is_limited_broadcast() && !a.is_multicast();
   }
-  const wire::Ipv6Address a = v6();
-  return !a.is_unspecified() && !a.is_multicast();
+  // Not :: and not ff00::/8 (read from the words: no conversion).
+  const bool unspecified = (words_[0] | words_[1] | words_[2] | words_[3]) == 0;
+  return !unspecified && (words_[0] >> 24) != 0xff;
 }
 
 std::string IpAddress::to_string() const {

@@ -1,5 +1,7 @@
 #include "wire/ipv6.hh"
 
+#include <cstring>
+
 namespace tinytcp::wire {
 namespace {
 
@@ -241,10 +243,8 @@ std::optional<Ipv6FixedHeader> read_ipv6_fixed_header(std::string_view bytes) {
   out.version = static_cast<uint8_t>(first >> 28);
   h.traffic_class = static_cast<uint8_t>(first >> 20);
   h.flow_label = first & 0xfffffu;
-  for (size_t i = 0; i < 16; ++i) {
-    h.src.bytes[i] = static_cast<uint8_t>(src[i]);
-    h.dst.bytes[i] = static_cast<uint8_t>(dst[i]);
-  }
+  std::memcpy(h.src.bytes.data(), src.data(), h.src.bytes.size());
+  std::memcpy(h.dst.bytes.data(), dst.data(), h.dst.bytes.size());
   return out;
 }
 
@@ -270,12 +270,8 @@ void serialize(const Ipv6Header& h, BufferWriter& out) {
   out.u16(h.payload_length);
   out.u8(h.next_header);
   out.u8(h.hop_limit);
-  for (const uint8_t b : h.src.bytes) {
-    out.u8(b);
-  }
-  for (const uint8_t b : h.dst.bytes) {
-    out.u8(b);
-  }
+  out.bytes({reinterpret_cast<const char*>(h.src.bytes.data()), h.src.bytes.size()});
+  out.bytes({reinterpret_cast<const char*>(h.dst.bytes.data()), h.dst.bytes.size()});
 }
 
 void add_ipv6_pseudo_header(InternetChecksum& sum, const Ipv6Address& src, const Ipv6Address& dst,
