@@ -129,10 +129,16 @@ class Server {
       bytes_out_ += n;
       host_.consume(id, n, now());
     }
-    const auto info = host_.info(id);
-    if (info && info->peer_finished) {
+    if (peer_finished(id)) {
       finish(id);
     }
+  }
+
+  // EOF: the peer's FIN came and every byte was read (SocketInfo's
+  // peer_finished, without building the whole SocketInfo on every read).
+  bool peer_finished(stack::SocketId id) const {
+    const tcp::TcpConnection* c = host_.connection(id);
+    return c != nullptr && c->inbound().is_finished();
   }
 
   void discard(stack::SocketId id) {
@@ -140,8 +146,7 @@ class Server {
       bytes_in_ += v.size();
       host_.consume(id, v.size(), now());
     }
-    const auto info = host_.info(id);
-    if (info && info->peer_finished) {
+    if (peer_finished(id)) {
       finish(id);
     }
   }
