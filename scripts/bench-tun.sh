@@ -3,7 +3,7 @@
 # over a veth pair (offloads off) measured in the same run for the ratio.
 #
 #   bench-tun.sh [--bytes 1G] [--mtu "1500 9000"] [--trials 3] [--modes "plain offload"]
-#                [--family "4 6"] [--loss 1%] [--cc reno|cubic|bbr|...] [--out FILE.csv]
+#                [--family "4 6"] [--loss 1%] [--cc reno|cubic|bbr|...] [--pin] [--out FILE.csv]
 #
 #   tinytcp receives: socat (kernel) -> tt-serve --discard on tun144
 #   tinytcp sends:    curl (kernel) downloads a file from tt-serve --http on tun144
@@ -19,7 +19,11 @@
 # namespaces. --family: 4 (the default), 6, or "4 6": the tinytcp runs over
 # IPv4 (169.254.144.9), IPv6 (fd00:7474:144::9) or both, interleaved within
 # one tt-serve per trial, and the summary then gives the IPv6/IPv4 ratio per
-# mode and direction (the kernel's veth baseline stays IPv4). Needs root.
+# mode and direction (the kernel's veth baseline stays IPv4); the order of the
+# families alternates from trial to trial, and the ratio is the median of the
+# per-trial ratios. --pin: tt-serve (and the kernel sink) on CPU 0, the
+# kernel peer (socat, curl) on CPU 1, so the scheduler's placement does not
+# add its own spread to a ratio (needs 2 CPUs). Needs root.
 # Prints Gbit/s per trial and the median; CSV columns:
 # path,direction,mtu,trial,bytes,seconds,gbps,loss,family
 set -euo pipefail
@@ -33,6 +37,8 @@ families="4"
 loss=""
 cc=""
 out=""
+pin_serve=()
+pin_peer=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --bytes) bytes=$2; shift 2 ;;
@@ -43,6 +49,7 @@ while [ $# -gt 0 ]; do
     --loss) loss=$2; shift 2 ;;
     --cc) cc=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
+    --pin) pin_serve=(taskset -c 0); pin_peer=(taskset -c 1); shift ;;
     *) echo "bench-tun: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -119,7 +126,7 @@ record() {  # path direction mtu trial seconds [family]
 start_serve() {  # mode
   local dev=tun144+nooffload
   [ "$1" = offload ] && dev=tun144+offload
-  ip netns exec "$NS" "$BIN/tt-serve" -q --dev "$dev" "${impair[@]}" ${cc:+--cc "$cc"} --discard 9 \
+  ip netns exec "$NS" "${pin_serve[@]}" "$BIN/tt-serve" -q --dev "$dev" "${impair[@]}" ${cc:+--cc "$cc"} --discard 9 \
     --http "$WORK" >"$WORK/serve.out" 2>&1 &
   SERVE=$!
   sleep 0.5
@@ -141,7 +148,11 @@ for mtu in $mtus; do
       path=tinytcp
       [ "$mode" = offload ] && path=offload
       start_serve "$mode"
-      for family in $families; do
+      order=$families
+      if [ $((trial % 2)) -eq 0 ]; then
+        order=$(echo "$families" | tr ' ' '\n' | tac | tr '\n' ' ')
+      fi
+      for family in $order; do
         socat_to=TCP4:169.254.144.9:9
         url=http://169.254.144.9/file.bin
         if [ "$family" = 6 ]; then
@@ -149,21 +160,21 @@ for mtu in $mtus; do
           url=http://[fd00:7474:144::9]/file.bin
         fi
         t0=$(date +%s.%N)
-        ip netns exec "$NS" socat -b 262144 -u OPEN:"$WORK/file.bin" "$socat_to"
+        ip netns exec "$NS" "${pin_peer[@]}" socat -b 262144 -u OPEN:"$WORK/file.bin" "$socat_to"
         t1=$(date +%s.%N)
         record "$path" receive "$mtu" "$trial" "$(elapsed "$t0" "$t1")" "$family"
         t0=$(date +%s.%N)
-        ip netns exec "$NS" curl -sS -g -o /dev/null "$url"
+        ip netns exec "$NS" "${pin_peer[@]}" curl -sS -g -o /dev/null "$url"
         t1=$(date +%s.%N)
         record "$path" send "$mtu" "$trial" "$(elapsed "$t0" "$t1")" "$family"
       done
       stop_serve
     done
-    ip netns exec "$NS2" socat -b 262144 -u TCP-LISTEN:5009,reuseaddr OPEN:/dev/null &
+    ip netns exec "$NS2" "${pin_serve[@]}" socat -b 262144 -u TCP-LISTEN:5009,reuseaddr OPEN:/dev/null &
     sink=$!
     sleep 0.2
     t0=$(date +%s.%N)
-    ip netns exec "$NS" socat -b 262144 -u OPEN:"$WORK/file.bin" TCP:169.254.78.2:5009
+    ip netns exec "$NS" "${pin_peer[@]}" socat -b 262144 -u OPEN:"$WORK/file.bin" TCP:169.254.78.2:5009
     wait "$sink"
     t1=$(date +%s.%N)
     record kernel veth "$mtu" "$trial" "$(elapsed "$t0" "$t1")"
@@ -188,12 +199,20 @@ for mtu in sorted({k[0] for k in groups}, key=int):
         med = statistics.median(v)
         ratio = f"  ({med / kernel:.2f} of kernel over veth)" if kernel and path != "kernel" else ""
         print(f"median mtu {mtu:>5} {path:8} {direction:8} IPv{family} {med:7.2f} Gbit/s{ratio}{lossy}")
-    for (m, path, direction, family), v in sorted(groups.items()):
-        v4 = groups.get((m, path, direction, "4"))
-        if m != mtu or family != "6" or not v4:
-            continue
-        r = statistics.median(v) / statistics.median(v4)
-        print(f"IPv6/IPv4 mtu {mtu:>5} {path:8} {direction:8} {r:.3f} ({(r - 1) * 100:+.1f} %)")
+    # Paired: IPv6 over IPv4 within each trial (one tt-serve), then the median.
+    by_trial = {}
+    for r in rows:
+        if r["mtu"] == mtu and r["path"] != "kernel":
+            key = (r["path"], r["direction"], r["trial"])
+            by_trial.setdefault(key, {})[r["family"]] = float(r["gbps"])
+    ratios = {}
+    for (path, direction, _), v in by_trial.items():
+        if "4" in v and "6" in v:
+            ratios.setdefault((path, direction), []).append(v["6"] / v["4"])
+    for (path, direction), v in sorted(ratios.items()):
+        r = statistics.median(v)
+        print(f"IPv6/IPv4 mtu {mtu:>5} {path:8} {direction:8} {r:.3f} ({(r - 1) * 100:+.1f} %)"
+              f"  median of {len(v)} trials, {min(v):.3f}-{max(v):.3f}")
 PY
 if [ -n "$out" ]; then
   mkdir -p "$(dirname "$out")"
