@@ -116,11 +116,12 @@ if [ -n "$loss" ]; then
 fi
 head -c "$n_bytes" /dev/zero >"$WORK/file.bin"
 
-csv="path,direction,mtu,trial,bytes,seconds,gbps,loss,family"
-record() {  # path direction mtu trial seconds [family]
-  local gbps
+csv="path,direction,mtu,trial,bytes,seconds,gbps,loss,family,serve_cpu_ns_per_mib"
+record() {  # path direction mtu trial seconds [family [serve_cpu_ns]]
+  local gbps per_mib=""
   gbps=$(python3 -c "print(f'{$n_bytes*8/$5/1e9:.3f}')")
-  csv+=$'\n'"$1,$2,$3,$4,$n_bytes,$5,$gbps,${loss:-0},${6:-4}"
+  [ -n "${7:-}" ] && per_mib=$(( $7 * 1048576 / n_bytes ))
+  csv+=$'\n'"$1,$2,$3,$4,$n_bytes,$5,$gbps,${loss:-0},${6:-4},$per_mib"
   printf '%-8s %-8s mtu %-5s trial %s IPv%s: %s Gbit/s\n' "$1" "$2" "$3" "$4" "${6:-4}" "$gbps"
 }
 start_serve() {  # mode
@@ -137,6 +138,10 @@ stop_serve() {
   SERVE=""
 }
 elapsed() { python3 -c "print(f'{$2 - $1:.4f}')"; }
+# tt-serve's time on a CPU so far, in ns (the first field of schedstat):
+# the work per byte, which the scheduler's placement does not change as it
+# changes a transfer's wall-clock time.
+serve_cpu() { cut -d' ' -f1 "/proc/$SERVE/schedstat"; }
 
 echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg) ($(nproc) CPUs)"
 for mtu in $mtus; do
@@ -159,14 +164,17 @@ for mtu in $mtus; do
           socat_to=TCP6:[fd00:7474:144::9]:9
           url=http://[fd00:7474:144::9]/file.bin
         fi
+        c0=$(serve_cpu)
         t0=$(date +%s.%N)
         ip netns exec "$NS" "${pin_peer[@]}" socat -b 262144 -u OPEN:"$WORK/file.bin" "$socat_to"
         t1=$(date +%s.%N)
-        record "$path" receive "$mtu" "$trial" "$(elapsed "$t0" "$t1")" "$family"
+        record "$path" receive "$mtu" "$trial" "$(elapsed "$t0" "$t1")" "$family" \
+          $(($(serve_cpu) - c0))
+        c0=$(serve_cpu)
         t0=$(date +%s.%N)
         ip netns exec "$NS" "${pin_peer[@]}" curl -sS -g -o /dev/null "$url"
         t1=$(date +%s.%N)
-        record "$path" send "$mtu" "$trial" "$(elapsed "$t0" "$t1")" "$family"
+        record "$path" send "$mtu" "$trial" "$(elapsed "$t0" "$t1")" "$family" $(($(serve_cpu) - c0))
       done
       stop_serve
     done
@@ -213,6 +221,27 @@ for mtu in sorted({k[0] for k in groups}, key=int):
         r = statistics.median(v)
         print(f"IPv6/IPv4 mtu {mtu:>5} {path:8} {direction:8} {r:.3f} ({(r - 1) * 100:+.1f} %)"
               f"  median of {len(v)} trials, {min(v):.3f}-{max(v):.3f}")
+    # tt-serve's CPU time per MiB (schedstat), the same pairing: IPv4's over
+    # IPv6's, so above 1 is IPv6 cheaper, as for the throughput ratio.
+    cpu = {}
+    for r in rows:
+        if r["mtu"] == mtu and r["serve_cpu_ns_per_mib"]:
+            key = (r["path"], r["direction"], r["trial"])
+            cpu.setdefault(key, {})[r["family"]] = float(r["serve_cpu_ns_per_mib"])
+    cpu_ratios = {}
+    for (path, direction, _), v in cpu.items():
+        cpu_ratios.setdefault((path, direction, "4"), []).append(v.get("4"))
+        cpu_ratios.setdefault((path, direction, "6"), []).append(v.get("6"))
+        if "4" in v and "6" in v:
+            cpu_ratios.setdefault((path, direction, "r"), []).append(v["4"] / v["6"])
+    for (path, direction, what), v in sorted(cpu_ratios.items()):
+        v = [x for x in v if x is not None]
+        if what == "r":
+            print(f"IPv4/IPv6 tt-serve CPU per MiB mtu {mtu:>5} {path:8} {direction:8} "
+                  f"{statistics.median(v):.3f}  median of {len(v)} trials, {min(v):.3f}-{max(v):.3f}")
+        elif v:
+            print(f"tt-serve CPU per MiB mtu {mtu:>5} {path:8} {direction:8} IPv{what} "
+                  f"{statistics.median(v) / 1000:.0f} us")
 PY
 if [ -n "$out" ]; then
   mkdir -p "$(dirname "$out")"
