@@ -17,7 +17,10 @@
 # (tt-perf's JSON: tinytcp's Host counters, kernel TCP_INFO segments); both go
 # into the CSV.
 #
-# Usage: stop_and_wait.sh [--quick] [--bin DIR] [--out CSV] [--trials N]
+# Usage: stop_and_wait.sh [--quick] [--bin DIR] [--out CSV] [--trials N] [--no-delayed-ack]
+#   --no-delayed-ack  tinytcp's client and server ACK every segment at once
+#             (without it a window of 1 waits out the receiver's delayed-ACK
+#             timer on every segment; kernel TCP keeps its own behaviour)
 #   --quick   1000 messages of 1460 bytes, windows 1 and 4, one trial (CI)
 #   default   20000 messages of 1460 and of 160 bytes, windows 1-6, 8, 10,
 #             12, 16, 20, 25, 30, one trial each (--trials for more)
@@ -28,12 +31,14 @@ BIN=build/release/bin
 OUT=docs/data/stop_and_wait.csv
 quick=0
 trials=1
+tt_ack=()
 while [ $# -gt 0 ]; do
   case $1 in
     --quick) quick=1 ;;
     --bin) BIN=$2; shift ;;
     --out) OUT=$2; shift ;;
     --trials) trials=$2; shift ;;
+    --no-delayed-ack) tt_ack=(--no-delayed-ack) ;;
     *) echo "stop_and_wait.sh: unknown argument $1" >&2; exit 2 ;;
   esac
   shift
@@ -130,7 +135,8 @@ set_loss() {  # PERCENT
   loss_rule=$([ "$1" != 0 ] && python3 -c "print($1/100)" || true)
 }
 
-ip netns exec "$NS" "$BIN/tt-perf" server --listen 7100 --transport udp -q 2>"$work/server-udp.err" &
+ip netns exec "$NS" "$BIN/tt-perf" server --listen 7100 --transport udp "${tt_ack[@]}" -q \
+  2>"$work/server-udp.err" &
 pids+=($!)
 ip netns exec "$NS" "$BIN/tt-perf" server --listen 7101 --transport kernel -q 2>"$work/server-kernel.err" &
 pids+=($!)
@@ -193,7 +199,7 @@ run_arm() {  # PATH SERVER LOSS SIZE ARM WINDOW TRIAL
     delivered=$((received * size))
     verified=$([ "$received" = "$count" ] && echo true || echo false)
   else
-    local flags=(--transport udp --to "$server:7100")
+    local flags=(--transport udp --to "$server:7100" "${tt_ack[@]}")
     case $arm in
       fixed) flags+=(--cc "fixed:$window") ;;
       kernel) flags=(--transport kernel --to "$server:7101") ;;
