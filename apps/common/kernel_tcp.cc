@@ -175,9 +175,13 @@ int connect_tcp(const HostPort& to, Duration timeout, const std::string& congest
     throw std::runtime_error(
         fmt::format("cannot reach {}: {}", to.to_string(), std::strerror(error)));
   }
+  set_no_delay(fd);
+  return fd;
+}
+
+void set_no_delay(int fd) {
   const int one = 1;
   ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-  return fd;
 }
 
 int listen_tcp(const SocketAddress& at, int backlog, bool nonblocking) {

@@ -69,6 +69,12 @@ std::string udp_device(const HostPort& to);
 // default) is set with TCP_CONGESTION before connecting.
 int connect_tcp(const HostPort& to, Duration timeout, const std::string& congestion_control = "");
 
+// TCP_NODELAY: a small write (a session's control frame after a data frame)
+// leaves at once instead of waiting for the ACK of what is in flight, which a
+// Linux peer may delay 40 ms (Nagle against delayed ACK). Every kernel stream
+// we make or accept has it.
+void set_no_delay(int fd);
+
 // Listens on both families (port 0 picks one): [::] with IPV6_V6ONLY off, so
 // IPv4 clients come in as IPv4-mapped addresses; 0.0.0.0 on a kernel
 // without IPv6. Throws on failure.

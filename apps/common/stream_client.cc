@@ -15,6 +15,7 @@
 
 #include <fmt/format.h>
 
+#include "common/kernel_tcp.hh"
 #include "common/robust_streams.hh"
 #include "runtime/stack_runtime.hh"
 
@@ -121,8 +122,7 @@ class KernelStreamClient : public StreamClient {
       error = fmt::format("cannot open a connection: socket: {}", std::strerror(errno));
       return nullptr;
     }
-    const int one = 1;
-    ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    set_no_delay(fd);
     if (!options_.cc.empty() && ::setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, options_.cc.data(),
                                              static_cast<socklen_t>(options_.cc.size())) != 0) {
       error = fmt::format("kernel congestion control '{}': {}", options_.cc, std::strerror(errno));

@@ -162,6 +162,7 @@ class KernelStreamServer : public StreamServer {
     const int fd =
         ::accept4(fd_, reinterpret_cast<sockaddr*>(&from), &len, SOCK_CLOEXEC | SOCK_NONBLOCK);
     if (fd >= 0) {
+      set_no_delay(fd);
       const SocketAddress peer = SocketAddress::of(from, len);
       return make_kernel_stream(fd, polled_, peer.ip(), peer.port());
     }

@@ -17,6 +17,7 @@
 
 #include <fmt/format.h>
 
+#include "common/kernel_tcp.hh"
 #include "common/robust_streams.hh"
 #include "common/sender_trace.hh"
 #include "runtime/stack_runtime.hh"
@@ -164,8 +165,7 @@ class CountingKernelClient : public StreamClient, public PacketCounter {
       error = fmt::format("cannot open a connection: socket: {}", std::strerror(errno));
       return nullptr;
     }
-    const int one = 1;
-    ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    set_no_delay(fd);
     if (!options_.cc.empty() && ::setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, options_.cc.data(),
                                              static_cast<socklen_t>(options_.cc.size())) != 0) {
       error = fmt::format("kernel congestion control '{}': {}", options_.cc, std::strerror(errno));

@@ -1,7 +1,6 @@
 #include "tt-tunnel/app_socket.hh"
 
 #include <arpa/inet.h>
-#include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -17,19 +16,10 @@
 
 namespace tinytcp::apps {
 
-namespace {
-
-void no_delay(int fd) {
+AppSocket AppSockets::adopt(int fd, const SocketAddress& peer) {
   // Forwarded bytes leave at once: the program on the far side decides
   // about batching, not the tunnel.
-  const int one = 1;
-  ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-}
-
-}  // namespace
-
-AppSocket AppSockets::adopt(int fd, const SocketAddress& peer) {
-  no_delay(fd);
+  set_no_delay(fd);
   return AppSocket{fd, make_kernel_stream(fd, polled_, peer.ip(), peer.port())};
 }
 
@@ -38,7 +28,7 @@ AppSocket AppSockets::connect(const SocketAddress& to) {
   if (fd < 0) {
     throw std::runtime_error(fmt::format("socket: {}", std::strerror(errno)));
   }
-  no_delay(fd);
+  set_no_delay(fd);  // as in adopt()
   if (::connect(fd, to.get(), to.length) != 0 && errno != EINPROGRESS) {
     const int error = errno;
     ::close(fd);
