@@ -36,8 +36,8 @@ bool unicast(wire::Ipv4Address a) {
 // the protocol. The RFC 1071 sum is associative and commutative, so an
 // IPv6 address contributes exactly what its eight 16-bit words folded to one
 // word contribute, and that word in the high half of an "IPv4 address" (low
-// half 0) gives the IPv6 checksum. TODO(issue 20): parse_tcp and
-// serialize_tcp taking a pseudo-header sum instead (docs/ipv6.md).
+// half 0) gives the IPv6 checksum. parse_tcp and serialize_tcp taking a
+// pseudo-header sum instead is left for later (docs/ipv6.md, "Left").
 uint32_t pseudo_header_word(const IpAddress& a) {
   uint32_t sum = 0;
   for (const uint32_t w : a.words()) {

@@ -11,6 +11,7 @@
 #include "stack/datagram_codec.hh"
 #include "stack/host_types.hh"
 #include "stack/icmp_handler.hh"
+#include "util/expected.hh"
 
 namespace tinytcp::stack {
 
@@ -23,5 +24,9 @@ struct IpInputOutcome {
   bool reply_is_error = false;                  // an ICMP error, not an echo reply
   std::optional<HostDrop> drop;
 };
+
+// The outcome of a datagram carrying TCP, from datagram_codec's parse: the
+// segment, or its drop (BadAddress, else BadTcp).
+IpInputOutcome tcp_outcome(Expected<InboundSegment, InboundError> segment);
 
 }  // namespace tinytcp::stack

@@ -43,17 +43,8 @@ IpInputOutcome Ipv4Input::on_datagram(const wire::Ipv4View& ip, std::string_view
     return on_datagram(*reparsed, *whole, now, link_multicast);
   }
   switch (ip.header.protocol) {
-    case static_cast<uint8_t>(wire::IpProtocol::kTcp): {
-      auto segment = parse_segment(ip);
-      if (!segment) {
-        out.drop =
-            segment.error() == InboundError::BadAddress ? HostDrop::BadAddress : HostDrop::BadTcp;
-        SPDLOG_DEBUG("host: drop TCP: {}", to_string(segment.error()));
-        return out;
-      }
-      out.segment = std::move(*segment);
-      return out;
-    }
+    case static_cast<uint8_t>(wire::IpProtocol::kTcp):
+      return tcp_outcome(parse_segment(ip));
     case static_cast<uint8_t>(wire::IpProtocol::kIcmp):
       return on_icmp(ip);
     case static_cast<uint8_t>(wire::IpProtocol::kUdp):

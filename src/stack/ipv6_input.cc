@@ -105,17 +105,8 @@ Ipv6Input::Outcome Ipv6Input::on_datagram(const wire::Ipv6View& ip, std::string_
   }
   const std::string_view upper = ip.payload.substr(chain->offset);
   switch (chain->protocol) {
-    case wire::ipv6::kTcp: {
-      auto segment = parse_segment(ip.header, upper);
-      if (!segment) {
-        out.drop =
-            segment.error() == InboundError::BadAddress ? HostDrop::BadAddress : HostDrop::BadTcp;
-        SPDLOG_DEBUG("host: drop TCP over IPv6: {}", to_string(segment.error()));
-        return out;
-      }
-      out.segment = std::move(*segment);
-      return out;
-    }
+    case wire::ipv6::kTcp:
+      return tcp_outcome(parse_segment(ip.header, upper));
     case wire::ipv6::kIcmpv6:
       return on_icmpv6(ip, upper);
     case wire::ipv6::kUdp:
