@@ -77,10 +77,6 @@ KernelDevice::KernelDevice(const KernelDeviceConfig& config, short flags, LinkTy
   if (config.name.size() >= IFNAMSIZ) {
     throw_errno(ENAMETOOLONG, "open " + what);
   }
-  if (offload_ && (flags & IFF_TAP) != 0) {
-    // Frames would put the Ethernet header in front of the offsets TSO uses.
-    throw_errno(EINVAL, "offload on " + what + " (TUN devices only)");
-  }
   if (!fd_) {
     throw_errno("open /dev/net/tun for " + what);
   }
@@ -160,7 +156,13 @@ size_t KernelDevice::receive_batch(const PacketHandler& on_packet, size_t max_pa
       break;
     }
     std::string_view packet(buffer_.data(), static_cast<size_t>(n));
-    if (offload_ && !strip_virtio_net_header(packet)) {
+    if (offload_ && type_ == LinkType::kEthernet) {
+      if (packet.size() < VirtioNetHeader::kSize) {  // TAP: handed up with the header
+        ++stats_.receive_drops;
+        drop(DeviceDrop::kBadVnetHeader);
+        continue;
+      }
+    } else if (offload_ && !strip_virtio_net_header(packet)) {
       ++stats_.receive_drops;
       continue;
     }
@@ -204,20 +206,36 @@ void KernelDevice::send(std::string_view packet) {
     drop(DeviceDrop::kTooBig);
     return;
   }
-  bool sent = false;
   if (offload_) {
     static const char kPlain[VirtioNetHeader::kSize] = {};  // no offload for this one
-    const iovec parts[2] = {{const_cast<char*>(kPlain), sizeof(kPlain)},
-                            {const_cast<char*>(packet.data()), packet.size()}};
-    sent = write_parts(parts, 2);
-  } else {
-    ssize_t n = 0;
-    do {
-      n = ::write(fd_.get(), packet.data(), packet.size());
-    } while (n < 0 && errno == EINTR);
-    sent = n >= 0;
+    send_with_header(kPlain, packet);
+    return;
   }
-  if (sent) {
+  ssize_t n = 0;
+  do {
+    n = ::write(fd_.get(), packet.data(), packet.size());
+  } while (n < 0 && errno == EINTR);
+  if (n >= 0) {
+    ++stats_.packets_sent;
+    stats_.bytes_sent += packet.size();
+    return;
+  }
+  const int error = errno;
+  count_write_error(error);
+  if (error == EAGAIN || error == ENOBUFS) {
+    report_send_failure(packet);
+  }
+}
+
+void KernelDevice::send_with_header(const char* header, std::string_view packet) {
+  if (!offload_ || packet.size() > kReceiveBufferBytes + link_header_bytes()) {
+    ++stats_.send_drops;
+    drop(DeviceDrop::kTooBig);
+    return;
+  }
+  const iovec parts[2] = {{const_cast<char*>(header), VirtioNetHeader::kSize},
+                          {const_cast<char*>(packet.data()), packet.size()}};
+  if (write_parts(parts, 2)) {
     ++stats_.packets_sent;
     stats_.bytes_sent += packet.size();
     return;
@@ -230,7 +248,7 @@ void KernelDevice::send(std::string_view packet) {
 }
 
 void KernelDevice::send_batch(const std::string_view* packets, size_t count) {
-  if (!offload_) {
+  if (!offload_ || type_ == LinkType::kEthernet) {
     for (size_t i = 0; i < count; ++i) {
       send(packets[i]);
     }

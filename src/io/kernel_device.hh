@@ -19,6 +19,13 @@
 // (see TsoBatcher): one read or write per up to 64 KiB instead of per MTU.
 // Without `offload` the device's offloads are switched off, so a persistent
 // device left with them by an earlier process hands us plain packets again.
+//
+// On a TAP device `offload` means less here: the offsets of the virtio-net
+// header count from the Ethernet header, which is the owner's business
+// (tinyrouter forwards super-frames with their header). Reads are handed up
+// with their 10-byte header in front, untouched (a read shorter than it is
+// dropped); send() writes a header of zeros in front, send_with_header()
+// the caller's; send_batch() merges nothing.
 
 #include <cstddef>
 #include <cstdint>
@@ -36,7 +43,7 @@ namespace tinytcp::io {
 struct KernelDeviceConfig {
   std::string name;             // e.g. "tun144"; empty: the kernel picks one
   uint32_t txqueuelen = 10000;  // 0: leave the device's queue length alone
-  bool offload = false;         // IFF_VNET_HDR, checksum, TSO4 and TSO6 offload (TUN only)
+  bool offload = false;         // IFF_VNET_HDR, checksum, TSO4 and TSO6 offload
 };
 
 enum class DeviceDrop {
@@ -68,6 +75,9 @@ class KernelDevice : public DatagramAdapter {
   size_t receive_batch(const PacketHandler& on_packet, size_t max_packets) override;
   using DatagramAdapter::receive_batch;
   void send(std::string_view packet) override;
+  // With offload: one packet (or GSO super-packet of up to 64 KiB) behind
+  // `header` (VirtioNetHeader::kSize bytes, serialized).
+  void send_with_header(const char* header, std::string_view packet);
   // With offload: runs of segments of one flow leave as TSO super-packets.
   void send_batch(const std::string_view* packets, size_t count) override;
 

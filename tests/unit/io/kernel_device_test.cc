@@ -2,13 +2,17 @@
 
 #include <gtest/gtest.h>
 
+#include <memory>
+#include <string>
 #include <system_error>
 
 #include "io/tap_device.hh"
 #include "io/tun_device.hh"
+#include "io/virtio_net_header.hh"
 
 // Opening real devices needs root: tests/integration/io_devices_test.cc. Here
-// only what fails before the kernel is asked.
+// only what fails before the kernel is asked, and a TAP device with offload
+// where it can be made (skipped otherwise).
 
 namespace tinytcp::io {
 namespace {
@@ -24,16 +28,25 @@ TEST(KernelDeviceTest, NameTooLongThrowsNamingTheDevice) {
   }
 }
 
-TEST(KernelDeviceTest, OffloadOnTapIsRefusedBeforeOpening) {
-  KernelDeviceConfig config{"tap0"};
+TEST(KernelDeviceTest, OffloadOnTapHandsReadsUpWithTheirHeader) {
+  // TAP offload (tinyrouter): the header stays in front of the frame. Needs
+  // /dev/net/tun and CAP_NET_ADMIN; the device goes away when closed.
+  KernelDeviceConfig config{""};
   config.offload = true;
+  config.txqueuelen = 0;
+  std::unique_ptr<TapDevice> tap;
   try {
-    TapDevice tap(config);
-    FAIL() << "no exception";
+    tap = std::make_unique<TapDevice>(config);
   } catch (const std::system_error& e) {
-    EXPECT_EQ(e.code().value(), EINVAL);
-    EXPECT_NE(std::string(e.what()).find("TUN devices only"), std::string::npos) << e.what();
+    GTEST_SKIP() << "no TAP device here: " << e.what();
   }
+  EXPECT_TRUE(tap->offload());
+  EXPECT_EQ(tap->receive_batch([](std::string_view) {}, 8), 0u);  // nothing yet, no crash
+  // Down: the write fails and is counted, with or without a header.
+  const char header[VirtioNetHeader::kSize] = {};
+  tap->send_with_header(header, std::string(60, '\0'));
+  tap->send(std::string(60, '\0'));
+  EXPECT_EQ(tap->stats().packets_sent + tap->stats().send_drops, 2u);
 }
 
 TEST(KernelDeviceTest, EveryDropHasAName) {
