@@ -47,7 +47,9 @@ NetworkInterface::NetworkInterface(const NetworkInterfaceConfig& config, FrameSi
     : config_(config),
       out_(out),
       arp_(config.arp),
-      frame_(EthernetHeader::kSize + std::max<size_t>(config.mtu, ArpMessage::kSize)),
+      frame_(
+          EthernetHeader::kSize +
+          std::max<size_t>(config.offload ? kMaxOffloadDatagram : config.mtu, ArpMessage::kSize)),
       pending_(config.pending_datagrams),
       pending_bytes_(config.pending_bytes) {
   TINYTCP_CHECK(config_.pending_datagrams > 0);
@@ -84,7 +86,7 @@ void NetworkInterface::start(Instant now) {
 }
 
 void NetworkInterface::send_ipv4_frame(const MacAddress& dst, std::string_view head,
-                                       std::string_view tail) {
+                                       std::string_view tail, const LinkOffload* offload) {
   char* p = frame_.data();
   std::memcpy(p, dst.bytes.data(), 6);
   std::memcpy(p + 6, config_.mac.bytes.data(), 6);
@@ -96,21 +98,31 @@ void NetworkInterface::send_ipv4_frame(const MacAddress& dst, std::string_view h
   }
   ++stats_.frames_sent;
   ++stats_.datagrams_sent;
-  out_.send_frame(std::string_view(p, EthernetHeader::kSize + head.size() + tail.size()));
+  const std::string_view frame(p, EthernetHeader::kSize + head.size() + tail.size());
+  if (offload != nullptr) {
+    out_.send_offloaded_frame(frame, *offload);
+  } else {
+    out_.send_frame(frame);
+  }
 }
 
 void NetworkInterface::send_datagram(std::string_view head, std::string_view tail,
-                                     Ipv4Address next_hop, Instant now) {
-  if (head.size() + tail.size() > config_.mtu) {
+                                     Ipv4Address next_hop, Instant now,
+                                     const LinkOffload* offload) {
+  if (!config_.offload || (offload != nullptr && !offload->active())) {
+    offload = nullptr;
+  }
+  const size_t limit = offload != nullptr && offload->gso() ? kMaxOffloadDatagram : config_.mtu;
+  if (head.size() + tail.size() > limit) {
     drop(InterfaceDrop::DatagramTooBig);
     return;
   }
   if (next_hop.is_limited_broadcast()) {
-    send_ipv4_frame(MacAddress::broadcast(), head, tail);
+    send_ipv4_frame(MacAddress::broadcast(), head, tail, offload);
     return;
   }
   if (const MacAddress* mac = arp_.lookup(next_hop, now)) {
-    send_ipv4_frame(*mac, head, tail);
+    send_ipv4_frame(*mac, head, tail, offload);
     return;
   }
   switch (arp_.on_miss(next_hop, now)) {
@@ -123,7 +135,7 @@ void NetworkInterface::send_datagram(std::string_view head, std::string_view tai
     case ArpCache::Miss::AlreadyRequested:
       break;
   }
-  enqueue(head, tail, next_hop, now);
+  enqueue(head, tail, next_hop, now, offload);
 }
 
 void NetworkInterface::send_ipv6_datagram(std::string_view datagram,
@@ -151,8 +163,12 @@ void NetworkInterface::evict_pending_head(InterfaceDrop why) {
 }
 
 void NetworkInterface::enqueue(std::string_view head, std::string_view tail, Ipv4Address next_hop,
-                               Instant now) {
+                               Instant now, const LinkOffload* offload) {
   const size_t length = head.size() + tail.size();
+  if (length > pending_bytes_.size()) {
+    drop(InterfaceDrop::PendingEvicted);  // a GSO datagram larger than the whole queue
+    return;
+  }
   if (pending_count_ == pending_.size()) {
     evict_pending_head(InterfaceDrop::PendingEvicted);
   }
@@ -188,7 +204,14 @@ void NetworkInterface::enqueue(std::string_view head, std::string_view tail, Ipv
   }
   pending_write_ = at + length;
   const size_t slot = slot_at(pending_count_);
-  pending_[slot] = {next_hop, static_cast<uint32_t>(at), static_cast<uint32_t>(length), now, true};
+  Pending& p = pending_[slot];
+  p.next_hop = next_hop;
+  p.offset = static_cast<uint32_t>(at);
+  p.length = static_cast<uint32_t>(length);
+  p.queued_at = now;
+  p.live = true;
+  p.offloaded = offload != nullptr;
+  p.offload = offload != nullptr ? *offload : LinkOffload{};
   ++pending_count_;
   ++pending_live_;
   ++stats_.datagrams_queued;
@@ -211,7 +234,8 @@ void NetworkInterface::flush_pending(Ipv4Address ip, const MacAddress& mac) {
     if (p.live && p.next_hop == ip) {
       p.live = false;
       --pending_live_;
-      send_ipv4_frame(mac, std::string_view(pending_bytes_.data() + p.offset, p.length), {});
+      send_ipv4_frame(mac, std::string_view(pending_bytes_.data() + p.offset, p.length), {},
+                      p.offloaded ? &p.offload : nullptr);
     }
   }
   trim_pending_head();

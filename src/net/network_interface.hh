@@ -37,6 +37,7 @@
 #include "net/arp_cache.hh"
 #include "net/datagram_sink.hh"
 #include "net/frame_sink.hh"
+#include "net/link_offload.hh"
 #include "net/ndp_cache.hh"
 #include "net/neighbor_discovery.hh"
 #include "util/counters.hh"
@@ -53,6 +54,10 @@ struct NetworkInterfaceConfig {
   wire::MacAddress mac;
   wire::Ipv4Address ip;
   uint16_t mtu = 1500;  // largest datagram, bytes
+  // The FrameSink offloads (send_offloaded_frame): datagrams with a
+  // LinkOffload go to it with their header, TCP GSO ones up to 64 KiB whole
+  // (the Router checked that their segments fit the MTU).
+  bool offload = false;
   ArpCache::Config arp;
   size_t pending_datagrams = 256;     // waiting for ARP, all next hops together
   size_t pending_bytes = 256 * 1024;  // their bytes; at least the MTU
@@ -115,9 +120,11 @@ class NetworkInterface {
     send_datagram(datagram, {}, next_hop, now);
   }
   // The same for a datagram held in two pieces (a rewritten header and the
-  // rest), gathered into the frame without an intermediate copy.
+  // rest), gathered into the frame without an intermediate copy. With
+  // `offload` (only when config.offload is set; ignored otherwise) the frame
+  // goes to the sink with it, also after waiting for ARP.
   void send_datagram(std::string_view head, std::string_view tail, wire::Ipv4Address next_hop,
-                     Instant now);
+                     Instant now, const LinkOffload* offload = nullptr);
 
   // Sends `datagram` (a whole IPv6 datagram) towards `next_hop` (a neighbor
   // or a multicast group). Dropped and counted when IPv6 is off.
@@ -153,6 +160,8 @@ class NetworkInterface {
     uint32_t length = 0;
     Instant queued_at;
     bool live = false;
+    bool offloaded = false;
+    LinkOffload offload;
   };
 
   void drop(InterfaceDrop why);
@@ -161,9 +170,10 @@ class NetworkInterface {
   void send_arp(wire::ArpOpcode opcode, const wire::MacAddress& dst_mac,
                 const wire::MacAddress& target_mac, wire::Ipv4Address target_ip);
   void send_arp_request(wire::Ipv4Address target);
-  void send_ipv4_frame(const wire::MacAddress& dst, std::string_view head, std::string_view tail);
+  void send_ipv4_frame(const wire::MacAddress& dst, std::string_view head, std::string_view tail,
+                       const LinkOffload* offload);
   void enqueue(std::string_view head, std::string_view tail, wire::Ipv4Address next_hop,
-               Instant now);
+               Instant now, const LinkOffload* offload);
   void flush_pending(wire::Ipv4Address ip, const wire::MacAddress& mac);
   void trim_pending_head();
   void evict_pending_head(InterfaceDrop why);

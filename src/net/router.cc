@@ -87,11 +87,20 @@ void Router::route(std::string_view datagram, size_t index, Instant now) {
       interfaces_[early->interface]->prefetch_next_hop(early->next_hop.value_or(dst));
     }
   }
+  const LinkOffload* offload = rx_offload_;
+  rx_offload_ = nullptr;  // it belongs to this datagram only
   const auto ip = wire::parse_ipv4(datagram);
   if (!ip) {
     stats_.ipv4_errors.count(ip.error());
     SPDLOG_DEBUG("router: drop ipv4: {}", to_string(ip.error()));
     return;
+  }
+  if (offload != nullptr) {
+    if (const auto error = check_ipv4_offload(*offload, datagram, wire::EthernetHeader::kSize)) {
+      stats_.offload_errors.count(*error);
+      SPDLOG_DEBUG("router: drop: {}", to_string(*error));
+      return;
+    }
   }
   const Ipv4Header& h = ip->header;
   if (is_local(h.dst)) {
@@ -133,20 +142,16 @@ void Router::route(std::string_view datagram, size_t index, Instant now) {
   NetworkInterface& out = *interfaces_[r->interface];
   const Ipv4Address next_hop = r->next_hop.value_or(h.dst);
   const uint8_t ttl = static_cast<uint8_t>(h.ttl - 1);
-  if (h.total_length > out.mtu()) {
-    if (h.dont_fragment) {
-      drop(RouterDrop::NeedsFragmentation);
-      // RFC 1191 §4: the next-hop MTU in the low 16 bits of the second word.
-      send_icmp_error(icmp::kDestinationUnreachable, icmp::kFragmentationNeeded, out.mtu(), *ip,
-                      datagram, now);
-      return;
-    }
-    ++stats_.forwarded;
-    fragment(*ip, ttl, out, next_hop, now);
+  if (offload != nullptr) {
+    forward_offloaded(*ip, datagram, *offload, ttl, out, next_hop, now);
     return;
   }
-  // TTL and checksum are rewritten in a copy of the header; the rest of the
-  // datagram is gathered into the frame untouched.
+  forward(*ip, datagram, ttl, out, next_hop, now, nullptr);
+}
+
+std::string_view Router::rewrite_header(const wire::Ipv4View& ip, std::string_view datagram,
+                                        uint8_t ttl) {
+  const Ipv4Header& h = ip.header;
   const size_t header_length = h.header_length;
   std::memcpy(head_.data(), datagram.data(), header_length);
   const auto old_word = static_cast<uint16_t>((h.ttl << 8) | h.protocol);
@@ -155,9 +160,85 @@ void Router::route(std::string_view datagram, size_t index, Instant now) {
   head_[8] = static_cast<char>(ttl);
   head_[10] = static_cast<char>(checksum >> 8);
   head_[11] = static_cast<char>(checksum);
+  return std::string_view(head_.data(), header_length);
+}
+
+void Router::forward(const wire::Ipv4View& ip, std::string_view datagram, uint8_t ttl,
+                     NetworkInterface& out, Ipv4Address next_hop, Instant now,
+                     const LinkOffload* offload) {
+  const Ipv4Header& h = ip.header;
+  const bool gso = offload != nullptr && offload->gso();  // its segments fit: checked
+  if (!gso && h.total_length > out.mtu()) {
+    if (h.dont_fragment) {
+      drop(RouterDrop::NeedsFragmentation);
+      // RFC 1191 §4: the next-hop MTU in the low 16 bits of the second word.
+      send_icmp_error(icmp::kDestinationUnreachable, icmp::kFragmentationNeeded, out.mtu(), ip,
+                      datagram, now);
+      return;
+    }
+    ++stats_.forwarded;
+    fragment(ip, ttl, out, next_hop, now);
+    return;
+  }
+  // TTL and checksum are rewritten in a copy of the header; the rest of the
+  // datagram is gathered into the frame untouched.
+  const std::string_view head = rewrite_header(ip, datagram, ttl);
   ++stats_.forwarded;
-  out.send_datagram(std::string_view(head_.data(), header_length),
-                    datagram.substr(header_length, h.total_length - header_length), next_hop, now);
+  out.send_datagram(head, datagram.substr(head.size(), h.total_length - head.size()), next_hop, now,
+                    offload);
+}
+
+void Router::forward_offloaded(const wire::Ipv4View& ip, std::string_view datagram,
+                               const LinkOffload& offload, uint8_t ttl, NetworkInterface& out,
+                               Ipv4Address next_hop, Instant now) {
+  const Ipv4Header& h = ip.header;
+  const size_t link = wire::EthernetHeader::kSize;
+  if (!offload.gso()) {
+    if (out.config().offload && h.total_length <= out.mtu()) {
+      forward(ip, datagram, ttl, out, next_hop, now, &offload);
+      return;
+    }
+    // Complete the checksum in a copy; then it is a datagram like any other.
+    scratch_.assign(datagram.begin(), datagram.begin() + h.total_length);
+    complete_checksum(scratch_.data(), scratch_.size(), offload, link);
+    ++stats_.checksums_completed;
+    const std::string_view copy(scratch_.data(), scratch_.size());
+    if (const auto whole = wire::parse_ipv4(copy)) {
+      forward(*whole, copy, ttl, out, next_hop, now, nullptr);
+    }
+    return;
+  }
+  const size_t segment = gso_header_bytes(datagram) + offload.gso_size;
+  if (segment > out.mtu() && h.dont_fragment) {
+    drop(RouterDrop::NeedsFragmentation);
+    send_icmp_error(icmp::kDestinationUnreachable, icmp::kFragmentationNeeded, out.mtu(), ip,
+                    datagram, now);
+    return;
+  }
+  if (out.config().offload && segment <= out.mtu()) {
+    ++stats_.gso_forwarded;
+    forward(ip, datagram, ttl, out, next_hop, now, &offload);
+    return;
+  }
+  // Segments in software, each with its checksum complete; ones still too
+  // big for the link (no DF) are fragmented like any datagram.
+  const std::string_view head = rewrite_header(ip, datagram, ttl);
+  ++stats_.forwarded;
+  ++stats_.gso_segmented;
+  segmenter_.segment(head, datagram.substr(head.size(), h.total_length - head.size()),
+                     offload.gso_size, [&](std::string_view seg_head, std::string_view payload) {
+                       ++stats_.segments_sent;
+                       if (seg_head.size() + payload.size() <= out.mtu()) {
+                         out.send_datagram(seg_head, payload, next_hop, now);
+                         return;
+                       }
+                       scratch_.assign(seg_head.begin(), seg_head.end());
+                       scratch_.insert(scratch_.end(), payload.begin(), payload.end());
+                       const std::string_view copy(scratch_.data(), scratch_.size());
+                       if (const auto seg = wire::parse_ipv4(copy)) {
+                         fragment(*seg, seg->header.ttl, out, next_hop, now);
+                       }
+                     });
 }
 
 void Router::fragment(const wire::Ipv4View& ip, uint8_t ttl, NetworkInterface& out,

@@ -14,6 +14,16 @@
 // The Router owns its interfaces and its table (RouteTrie unless a test gives
 // another). Forwarding copies the datagram once, into the outgoing frame:
 // the rewritten header is gathered with the untouched rest.
+//
+// Offloads (net/link_offload.hh): a frame may come with a LinkOffload (from a
+// TAP device with IFF_VNET_HDR). A bad one is dropped and counted. A TCP GSO
+// super-datagram is judged by its segments: headers + gso_size must fit the
+// outgoing MTU (else, with DF, fragmentation needed with the MTU, as for any
+// datagram); it leaves whole with its header when the outgoing interface
+// offloads too, and is segmented here (TcpSegmenter, complete checksums)
+// when it does not. A checksum left partial travels with the datagram to an
+// offloading interface and is completed here for any other. The TTL patch
+// leaves the TCP checksum's pseudo-header sum alone.
 
 #include <array>
 #include <cstddef>
@@ -26,6 +36,7 @@
 #include "net/frame_sink.hh"
 #include "net/icmp_responder.hh"
 #include "net/ipv4_reassembler.hh"
+#include "net/link_offload.hh"
 #include "net/network_interface.hh"
 #include "net/route_table.hh"
 #include "util/counters.hh"
@@ -51,7 +62,12 @@ const char* to_string(RouterDrop d);
 struct RouterStats {
   EnumCounters<wire::Ipv4Error> ipv4_errors;
   EnumCounters<RouterDrop> drops;
+  EnumCounters<OffloadError> offload_errors;  // frames with a bad LinkOffload (dropped)
   uint64_t forwarded = 0;
+  uint64_t gso_forwarded = 0;        // GSO super-datagrams sent whole, with their header
+  uint64_t gso_segmented = 0;        // GSO super-datagrams segmented here
+  uint64_t segments_sent = 0;        // the segments made of them
+  uint64_t checksums_completed = 0;  // partial checksums completed here (no GSO)
   uint64_t fragments_sent = 0;
   uint64_t delivered_locally = 0;
   uint64_t icmp_sent = 0;
@@ -79,9 +95,13 @@ class Router : public DatagramSink {
 
   // Sends each interface's gratuitous ARP.
   void start(Instant now);
-  // A frame arrived on interface `index`.
-  void receive_frame(size_t index, std::string_view frame, Instant now) {
+  // A frame arrived on interface `index`, with the device's offload header
+  // when it has one.
+  void receive_frame(size_t index, std::string_view frame, Instant now,
+                     const LinkOffload* offload = nullptr) {
+    rx_offload_ = offload != nullptr && offload->active() ? offload : nullptr;
     interfaces_.at(index)->receive_frame(frame, now);
+    rx_offload_ = nullptr;
   }
   // A datagram arrived on interface `index` (also called by the interfaces).
   void route(std::string_view datagram, size_t index, Instant now);
@@ -112,12 +132,26 @@ class Router : public DatagramSink {
   void send_local(std::string_view datagram, Instant now);
   void fragment(const wire::Ipv4View& ip, uint8_t ttl, NetworkInterface& out,
                 wire::Ipv4Address next_hop, Instant now);
+  // The copy of `ip`'s header in head_ with `ttl` and the patched checksum.
+  std::string_view rewrite_header(const wire::Ipv4View& ip, std::string_view datagram, uint8_t ttl);
+  // Sends `ip` out with `ttl`: fragmentation needed, fragments or whole
+  // (with `offload`, which must fit `out`, when it has one).
+  void forward(const wire::Ipv4View& ip, std::string_view datagram, uint8_t ttl,
+               NetworkInterface& out, wire::Ipv4Address next_hop, Instant now,
+               const LinkOffload* offload);
+  // The same for a datagram that came with a (checked) LinkOffload.
+  void forward_offloaded(const wire::Ipv4View& ip, std::string_view datagram,
+                         const LinkOffload& offload, uint8_t ttl, NetworkInterface& out,
+                         wire::Ipv4Address next_hop, Instant now);
 
   std::unique_ptr<RouteTable> table_;
   std::vector<std::unique_ptr<NetworkInterface>> interfaces_;
   IcmpResponder icmp_;
   Ipv4Reassembler reassembler_;
   std::array<char, wire::Ipv4Header::kMaxSize> head_{};
+  const LinkOffload* rx_offload_ = nullptr;  // the frame being received
+  TcpSegmenter segmenter_;
+  std::vector<char> scratch_;  // a datagram whose checksum is completed, or a segment
   RouterStats stats_;
 };
 
