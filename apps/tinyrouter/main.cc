@@ -5,8 +5,11 @@
 //
 //   tinyrouter --if tap0=10.0.0.1/24 --if tap1=10.0.1.1/24
 //              [--route PREFIX/LEN=GATEWAY] [--impair tap1:loss=30%] [--pcap FILE]
+//              [--no-offload]
 //
-// The TAP devices are opened (created if absent; root or CAP_NET_ADMIN);
+// The TAP devices are opened (created if absent; root or CAP_NET_ADMIN), with
+// offloads (IFF_VNET_HDR, checksum, TSO) unless --no-offload, --pcap or
+// --impair, or the kernel lacks them: TCP super-frames then cross whole;
 // their kernel side is configured outside (ip link/addr, or moved into a
 // namespace). Exit status: 0 after SIGINT or SIGTERM (the counters on
 // stdout with --json); 1 with one line on stderr when it cannot start.
@@ -68,6 +71,9 @@ int run(int argc, char** argv) {
   app.add_option("--pcap", options.pcap,
                  "Capture what crosses the devices (several: FILE-NAME.pcap each)");
   app.add_option("--seed", options.seed, "Seed of the impairment stages")->capture_default_str();
+  bool no_offload = false;
+  app.add_flag("--no-offload", no_offload,
+               "Open the TAP devices without IFF_VNET_HDR (one frame per read and write)");
   app.add_flag("--json", json, "Print the counters as JSON at exit");
   app.add_flag("-v,--verbose", verbose, "More logging (repeat for trace)");
   app.add_flag("-q,--quiet", quiet, "Errors only");
@@ -75,6 +81,7 @@ int run(int argc, char** argv) {
     return *status;
   }
   setup_logging(quiet ? -1 : verbose);
+  options.offload = !no_offload;
 
   for (const auto& text : ifs) {
     options.interfaces.push_back(or_throw(apps::parse_interface_spec(text)));

@@ -43,7 +43,7 @@ RouterApp::RouterApp(const RouterAppOptions& options) {
     }
     ports_.push_back(std::make_unique<TapPort>(
         spec.name, impairment, capture_path(options.pcap, spec.name, options.interfaces.size()),
-        options.seed + 2 * i));
+        options.seed + 2 * i, options.offload));
     TapPort& port = *ports_.back();
     net::NetworkInterfaceConfig config;
     config.ip = spec.address;
@@ -53,6 +53,7 @@ RouterApp::RouterApp(const RouterAppOptions& options) {
       config.mac.bytes[3] ^= 0x80;
     }
     config.mtu = static_cast<uint16_t>(port.adapter().mtu());
+    config.offload = port.offload();
     router_.add_interface(config, port);
   }
   for (const net::Route& route : options.routes) {
@@ -60,7 +61,11 @@ RouterApp::RouterApp(const RouterAppOptions& options) {
   }
   for (size_t i = 0; i < ports_.size(); ++i) {
     sources_.push_back(loop_.add_adapter(ports_[i]->adapter(), [this, i](std::string_view frame) {
-      router_.receive_frame(i, frame, loop_.now());
+      std::string_view bytes;
+      net::LinkOffload offload;
+      if (ports_[i]->unwrap(frame, bytes, offload)) {
+        router_.receive_frame(i, bytes, loop_.now(), &offload);
+      }
     }));
   }
   timers_ = loop_.add_deadline_source([this] { return router_.next_deadline(); },
@@ -98,6 +103,7 @@ nlohmann::json RouterApp::stats() {
                           {"frames_received", a.packets_received},
                           {"frames_sent", a.packets_sent},
                           {"send_drops", a.send_drops},
+                          {"offload", ports_[i]->offload()},
                           {"impaired_out", ports_[i]->impaired_out()},
                           {"arp_requests_sent", n.arp_requests_sent},
                           {"arp_replies_sent", n.arp_replies_sent},
@@ -105,7 +111,19 @@ nlohmann::json RouterApp::stats() {
                           {"datagrams_queued", n.datagrams_queued},
                           {"interface_drops", n.drops.total()}});
   }
+  nlohmann::json offload_errors = nlohmann::json::object();
+  for (size_t e = 0; e < static_cast<size_t>(net::OffloadError::kCount); ++e) {
+    const auto why = static_cast<net::OffloadError>(e);
+    if (s.offload_errors[why] != 0) {
+      offload_errors[net::to_string(why)] = s.offload_errors[why];
+    }
+  }
   return {{"forwarded", s.forwarded},
+          {"gso_forwarded", s.gso_forwarded},
+          {"gso_segmented", s.gso_segmented},
+          {"segments_sent", s.segments_sent},
+          {"checksums_completed", s.checksums_completed},
+          {"offload_errors", offload_errors},
           {"fragments_sent", s.fragments_sent},
           {"delivered_locally", s.delivered_locally},
           {"icmp_sent", s.icmp_sent},

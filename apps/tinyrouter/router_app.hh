@@ -29,6 +29,7 @@ struct RouterAppOptions {
   std::vector<InterfaceImpairment> impairments;
   std::string pcap;  // one interface: this file; more: FILE-NAME.pcap per interface
   uint64_t seed = 1;
+  bool offload = true;  // IFF_VNET_HDR and TSO on the TAP devices (where possible)
 };
 
 class RouterApp {

@@ -11,6 +11,12 @@
 // is asked again only after ArpCache's request interval, 5 s.) Frames that
 // arrive are never impaired; impair the other interface for the other
 // direction.
+//
+// Offloads (on unless turned off): the device is opened with IFF_VNET_HDR and
+// checksum, TSO4 and TSO6 offload, so the kernel hands over TCP super-frames
+// of up to 64 KiB with their virtio-net header, which the Router forwards
+// with it (net/link_offload.hh). Without kernel support, or with a capture or
+// an impairment stage (which see plain frames), the port runs without.
 
 #include <memory>
 #include <optional>
@@ -20,6 +26,7 @@
 #include "io/impairment.hh"
 #include "io/tap_device.hh"
 #include "net/frame_sink.hh"
+#include "net/link_offload.hh"
 
 namespace tinytcp::apps {
 
@@ -28,12 +35,18 @@ class TapPort : public net::FrameSink {
   // Throws std::runtime_error (one line) when the device or the capture file
   // cannot be opened.
   TapPort(const std::string& name, const std::optional<io::ImpairmentConfig>& impairment,
-          const std::string& pcap, uint64_t seed);
+          const std::string& pcap, uint64_t seed, bool offload = true);
   ~TapPort() override;
   TapPort(const TapPort&) = delete;
   TapPort& operator=(const TapPort&) = delete;
 
   void send_frame(std::string_view frame) override;
+  void send_offloaded_frame(std::string_view frame, const net::LinkOffload& offload) override;
+  // With offload: a read's header and frame; false (counted) for a read
+  // shorter than the header. Without: the read is the frame.
+  bool unwrap(std::string_view read, std::string_view& frame, net::LinkOffload& offload);
+  bool offload() const { return device_->offload(); }
+  uint64_t bad_reads() const { return bad_reads_; }
   // What the loop reads from.
   io::DatagramAdapter& adapter() { return *top_; }
   const io::TapDevice& device() const { return *device_; }
@@ -48,6 +61,7 @@ class TapPort : public net::FrameSink {
   std::unique_ptr<io::DatagramAdapter> impaired_;
   io::DatagramAdapter* below_ = nullptr;  // under the impairment: ARP goes here
   io::DatagramAdapter* top_ = nullptr;
+  uint64_t bad_reads_ = 0;
 };
 
 }  // namespace tinytcp::apps

@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
 # tinyrouter against kernel forwarding between the same two namespaces, in
-# one run (issue 18): A and B are joined twice, once through namespace K (two
-# veths, Linux forwarding, offloads as the kernel sets them) and once through
-# tinyrouter in namespace R (two TAP devices; no offloads: tinyrouter opens
-# them without IFF_VNET_HDR). Over each path, interleaved per round, kernel
-# TCP from A to B: tt-perf stream (throughput; packets/s counted by iptables
-# at B, GRO off there) and tt-perf rr (1-byte transactions/s and latency).
-# Medians of the rounds go to the CSV.
+# one run (issue 18): A and B are joined three times: through namespace K (two
+# veths, Linux forwarding, offloads as the kernel sets them), through
+# tinyrouter in namespace R (two TAP devices with offloads: IFF_VNET_HDR,
+# checksum and TSO, GSO super-frames forwarded whole) and through a second
+# tinyrouter in R started with --no-offload (one MTU frame per read and
+# write). Over each path, interleaved per round, kernel TCP from A to B:
+# tt-perf stream (throughput; packets/s counted by iptables at B, GRO off
+# there, so a GSO super-packet counts once, on both kernel and tinyrouter
+# paths) and tt-perf rr (1-byte transactions/s and latency). Medians of the
+# rounds go to the CSV; the routers' counters (super-frames forwarded whole)
+# are printed at the end.
 #
 # Usage: router_forwarding.sh [--quick] [--bin DIR] [--out CSV] [--rounds N] [--seconds S]
 #   --quick   1 round of 1 s (CI); default 3 rounds of 3 s
@@ -39,8 +43,11 @@ NK=ttfK$suffix
 NR=ttfR$suffix
 TA=tfa$suffix
 TB=tfb$suffix
+PA=tpa$suffix
+PB=tpb$suffix
 work=$(mktemp -d /tmp/tt-fwd.XXXXXX)
 pids=()
+routers=()
 cleanup() {
   local p
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
@@ -66,27 +73,36 @@ done
 ip netns exec "$NK" sysctl -qw net.ipv4.ip_forward=1
 ip -n "$NA" route add 10.82.1.0/24 via 10.82.0.1
 ip -n "$NB" route add 10.82.0.0/24 via 10.82.1.1
-# tinyrouter path: A 10.83.0.2 - [R 10.83.0.1 | 10.83.1.1] - B 10.83.1.2
-ip -n "$NR" tuntap add dev "$TA" mode tap
-ip -n "$NR" tuntap add dev "$TB" mode tap
-ip netns exec "$NR" "$BIN/tinyrouter" --if "$TA=10.83.0.1/24" --if "$TB=10.83.1.1/24" --json \
-  >"$work/router.json" 2>"$work/router.err" &
-pids+=($!)
-for _ in $(seq 100); do grep -q "tinyrouter forwarding" "$work/router.err" 2>/dev/null && break; sleep 0.05; done
-ip -n "$NR" link set "$TA" netns "$NA"
-ip -n "$NR" link set "$TB" netns "$NB"
-ip -n "$NA" addr add 10.83.0.2/24 dev "$TA"
-ip -n "$NB" addr add 10.83.1.2/24 dev "$TB"
-ip -n "$NA" link set "$TA" up
-ip -n "$NB" link set "$TB" up
-ip -n "$NA" route add 10.83.1.0/24 via 10.83.0.1
-ip -n "$NB" route add 10.83.0.0/24 via 10.83.1.1
+# tinyrouter paths: A 10.8N.0.2 - [R 10.8N.0.1 | 10.8N.1.1] - B 10.8N.1.2,
+# N = 3 with offloads, 4 without.
+start_router() {  # NAME NET TAP_A TAP_B [FLAGS]
+  local name=$1 net=$2 ta=$3 tb=$4
+  shift 4
+  ip -n "$NR" tuntap add dev "$ta" mode tap
+  ip -n "$NR" tuntap add dev "$tb" mode tap
+  ip netns exec "$NR" "$BIN/tinyrouter" --if "$ta=10.$net.0.1/24" --if "$tb=10.$net.1.1/24" \
+    --json "$@" >"$work/$name.json" 2>"$work/$name.err" &
+  pids+=($!)
+  routers+=($!)
+  for _ in $(seq 100); do grep -q "tinyrouter forwarding" "$work/$name.err" 2>/dev/null && break; sleep 0.05; done
+  ip -n "$NR" link set "$ta" netns "$NA"
+  ip -n "$NR" link set "$tb" netns "$NB"
+  ip -n "$NA" addr add "10.$net.0.2/24" dev "$ta"
+  ip -n "$NB" addr add "10.$net.1.2/24" dev "$tb"
+  ip -n "$NA" link set "$ta" up
+  ip -n "$NB" link set "$tb" up
+  ip -n "$NA" route add "10.$net.1.0/24" via "10.$net.0.1"
+  ip -n "$NB" route add "10.$net.0.0/24" via "10.$net.1.1"
+  ip netns exec "$NB" ethtool -K "$tb" gro off >/dev/null 2>&1 || true
+}
+start_router tinyrouter 83 "$TA" "$TB"
+start_router tinyrouter-plain 84 "$PA" "$PB" --no-offload
 ip netns exec "$NA" ping -c 1 -W 2 10.82.1.2 >/dev/null || die "no kernel path"
 ip netns exec "$NA" ping -c 1 -W 2 10.83.1.2 >/dev/null || die "no tinyrouter path"
-# Count packets at B one by one.
+ip netns exec "$NA" ping -c 1 -W 2 10.84.1.2 >/dev/null || die "no tinyrouter-plain path"
+# Count packets at B one by one (GRO off: what arrives is what was sent).
 ip netns exec "$NB" ethtool -K kb gro off >/dev/null
-ip netns exec "$NB" ethtool -K "$TB" gro off >/dev/null 2>&1 || true
-for src in 10.82.0.2 10.83.0.2; do ip netns exec "$NB" iptables -t raw -A PREROUTING -s "$src"; done
+for src in 10.82.0.2 10.83.0.2 10.84.0.2; do ip netns exec "$NB" iptables -t raw -A PREROUTING -s "$src"; done
 counted() { ip netns exec "$NB" iptables -t raw -L PREROUTING -v -x -n | awk -v s="$1" '$(NF-1) == s {print $1; exit}'; }
 
 ip netns exec "$NB" "$BIN/tt-perf" server --listen 7200 --transport kernel -q 2>"$work/server.err" &
@@ -96,9 +112,14 @@ sleep 0.3
 mkdir -p "$(dirname "$OUT")"
 echo "round,path,test,seconds,bits_per_second,packets_per_second,transactions_per_second,latency_p50_us,latency_p99_us" >"$OUT"
 for round in $(seq "$rounds"); do
-  for path in kernel tinyrouter; do
-    server=$([ "$path" = kernel ] && echo 10.82.1.2 || echo 10.83.1.2)
-    client=$([ "$path" = kernel ] && echo 10.82.0.2 || echo 10.83.0.2)
+  for path in kernel tinyrouter tinyrouter-plain; do
+    case $path in
+      kernel) net=82 ;;
+      tinyrouter) net=83 ;;
+      *) net=84 ;;
+    esac
+    server=10.$net.1.2
+    client=10.$net.0.2
     for test in stream rr; do
       ip netns exec "$NB" iptables -t raw -Z
       ip netns exec "$NA" "$BIN/tt-perf" "$test" --transport kernel --to "$server:7200" \
@@ -131,3 +152,15 @@ for (path, test), rows in sorted(runs.items()):
     else:
         print(f"median {path:10} rr:     {med('transactions_per_second'):8.1f} transactions/s, p50 {med('latency_p50_us'):.0f} us, p99 {med('latency_p99_us'):.0f} us")
 PY
+# The routers' counters: did the offload path carry the stream?
+for p in "${routers[@]}"; do kill -TERM "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
+for name in tinyrouter tinyrouter-plain; do
+  python3 - "$work/$name.json" "$name" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+print(f"{sys.argv[2]}: forwarded {r['forwarded']}, GSO whole {r.get('gso_forwarded', 0)}, "
+      f"segmented {r.get('gso_segmented', 0)}, checksums completed {r.get('checksums_completed', 0)}, "
+      f"offload errors {r.get('offload_errors', {})}, drops {r['drops']}, "
+      f"offload {[i.get('offload') for i in r['interfaces']]}")
+PY
+done
