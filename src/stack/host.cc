@@ -30,8 +30,8 @@ Host::Host(HostConfig config, Output output)
       tcp6_(Ipv6Input::tcp_config(config_.tcp)),
       time_wait_(config_.max_time_wait, 2 * config_.tcp.msl, config_.time_wait_ack_interval),
       out_buffer_(kMaxDatagram) {
-  // Every SYN and SYN-ACK needs an HMAC (its ISN): set OpenSSL up now, not
-  // while a peer waits for the first answer.
+  // connect() needs an HMAC (its ephemeral port, RFC 6056): set OpenSSL up
+  // now, not while a peer waits for the first answer.
   warm_up_crypto();
 }
 
@@ -156,6 +156,7 @@ void Host::after_activity(SocketId id, Instant now) {
 }
 
 void Host::receive_datagram(std::string_view datagram, Instant now, bool link_multicast) {
+  now = advance(now);
   ++stats_.datagrams_in;
   if (ipv6_ && !datagram.empty() && (static_cast<uint8_t>(datagram[0]) >> 4) == 6) {
     apply(ipv6_->receive(datagram, now, link_multicast), now);
@@ -205,7 +206,12 @@ void Host::send_reset(const InboundSegment& in) {
 
 void Host::on_segment(const InboundSegment& in, Instant now) {
   if (const auto id = sockets_.connection(in.tuple)) {
-    find(*id)->conn->receive(in.segment, now);
+    tcp::TcpConnection& c = *find(*id)->conn;
+    if (holding_acks_ && !c.acks_held()) {
+      c.hold_acks();
+      held_acks_.push_back(*id);
+    }
+    c.receive(in.segment, now);
     after_activity(*id, now);
     return;
   }
@@ -273,6 +279,7 @@ void Host::send_cookie_syn_ack(ListenQueue& listener, const InboundSegment& in, 
 }
 
 void Host::expect_cookies(SocketId listener, Instant now) {
+  now = advance(now);
   if (Socket* s = find(listener); s != nullptr && s->listener) {
     ListenerAdmission::cookies_sent(*s->listener, now);
   }
@@ -304,6 +311,7 @@ bool Host::on_cookie_ack(Socket& listener, const InboundSegment& in, Instant now
 }
 
 void Host::tick(Instant now) {
+  now = advance(now);
   ipv4_.tick(now);
   if (ipv6_) {
     ipv6_->tick(now, [this](std::string_view datagram) {
@@ -322,6 +330,7 @@ void Host::tick(Instant now) {
 }
 
 void Host::on_send_failed(std::string_view datagram, Instant now) {
+  now = advance(now);
   ++stats_.send_failures;
   const auto parsed = parse_datagram(datagram);
   if (!parsed) {
@@ -339,6 +348,20 @@ void Host::on_send_failed(std::string_view datagram, Instant now) {
   }
 }
 
+void Host::release_acks(Instant now) {
+  now = advance(now);
+  holding_acks_ = false;
+  for (const SocketId id : held_acks_) {
+    Socket* s = find(id);
+    if (s != nullptr && s->conn && s->conn->acks_held()) {
+      s->conn->release_acks(now);
+      after_activity(id, now);
+    }
+  }
+  held_acks_.clear();
+  events_.dispatch();
+}
+
 std::optional<Instant> Host::next_deadline() const {
   std::optional<Instant> next = timers_.next_deadline(sockets_);
   for (const auto t : {ipv4_.next_deadline(), time_wait_.next_deadline(),
@@ -351,6 +374,7 @@ std::optional<Instant> Host::next_deadline() const {
 }
 
 Expected<SocketId, SocketError> Host::connect(const IpAddress& remote, uint16_t port, Instant now) {
+  now = advance(now);
   if (!remote.is_unicast() || port == 0) {
     return make_unexpected(SocketError::BadAddress);
   }
@@ -405,6 +429,7 @@ std::string_view Host::peek(SocketId id) const {
 }
 
 void Host::consume(SocketId id, size_t n, Instant now) {
+  now = advance(now);
   Socket* s = find_open(id);
   if (s == nullptr || !s->conn) {
     return;
@@ -416,6 +441,7 @@ void Host::consume(SocketId id, size_t n, Instant now) {
 }
 
 size_t Host::read(SocketId id, char* out, size_t n, Instant now) {
+  now = advance(now);
   Socket* s = find_open(id);
   if (s == nullptr || !s->conn) {
     return 0;
@@ -438,6 +464,7 @@ size_t Host::read(SocketId id, char* out, size_t n, Instant now) {
 }
 
 size_t Host::write(SocketId id, std::string_view data, Instant now) {
+  now = advance(now);
   Socket* s = find_open(id);
   if (s == nullptr || !s->conn || s->app_closed) {
     return 0;
@@ -453,6 +480,7 @@ size_t Host::write(SocketId id, std::string_view data, Instant now) {
 }
 
 void Host::shutdown_write(SocketId id, Instant now) {
+  now = advance(now);
   Socket* s = find_open(id);
   if (s == nullptr || !s->conn) {
     return;
@@ -463,6 +491,7 @@ void Host::shutdown_write(SocketId id, Instant now) {
 }
 
 void Host::close(SocketId id, Instant now) {
+  now = advance(now);
   Socket* s = find_open(id);
   if (s == nullptr) {
     return;
@@ -492,6 +521,7 @@ void Host::close(SocketId id, Instant now) {
 }
 
 void Host::abort(SocketId id, Instant now) {
+  now = advance(now);
   Socket* s = find(id);
   if (s == nullptr) {
     return;

@@ -75,6 +75,13 @@ class Host {
   // sends from inside this call.
   void on_send_failed(std::string_view datagram, Instant now);
   std::optional<Instant> next_deadline() const;
+  // Around one batch of received datagrams (StackRuntime: one read of the
+  // device's queue): the connections that receive segments in between hold
+  // their pure ACKs (TcpConnection::hold_acks), and release_acks() sends the
+  // one each has due, so the batch costs one ACK per connection instead of
+  // one per two segments.
+  void hold_acks() { holding_acks_ = true; }
+  void release_acks(Instant now);
 
   // Socket API.
   Expected<SocketId, SocketError> connect(wire::Ipv4Address remote, uint16_t port, Instant now) {
@@ -158,6 +165,16 @@ class Host {
   void transmit(SocketId id, const tcp::TcpSegment& segment);
   // After anything touched a connection: events, accept queue, timers, reclaim.
   void after_activity(SocketId id, Instant now);
+  // `now`, or the latest instant any call gave if that is later: the layers
+  // below see time move forward only, even when a caller hands in a time read
+  // once per batch (StackRuntime) after another read a fresher clock.
+  Instant advance(Instant now) {
+    if (now < latest_) {
+      return latest_;
+    }
+    latest_ = now;
+    return now;
+  }
 
   HostConfig config_;
   Output output_;
@@ -181,6 +198,9 @@ class Host {
 
   SocketEvents events_;
   std::vector<char> out_buffer_;
+  Instant latest_{};
+  bool holding_acks_ = false;
+  std::vector<SocketId> held_acks_;  // connections holding ACKs for release_acks()
 };
 
 }  // namespace tinytcp::stack

@@ -494,6 +494,9 @@ void TcpConnection::push(Instant now) {
 }
 
 void TcpConnection::flush_ack(Instant now) {
+  if (acks_held_ && !receiver_.ack_urgent()) {
+    return;  // release_acks() sends it
+  }
   if (synchronized() && receiver_.ack_due(now)) {
     send_ack(now);
   }

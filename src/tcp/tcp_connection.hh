@@ -70,6 +70,20 @@ class TcpConnection {
   // What the application should write now (TcpSender::writable_bytes).
   uint64_t writable_bytes() const { return sender_.writable_bytes(); }
 
+  // A batch of received segments (one read of a device's queue): until
+  // release_acks(), a pure ACK that only acknowledges in-order data or opens
+  // the window waits, so the batch gets one ACK where every second segment
+  // would get one that the next supersedes (Linux acknowledges a GRO batch
+  // once). Urgent ACKs (TcpReceiver::ack_urgent: out of order, duplicate,
+  // FIN) and data segments, which carry the ACK, still leave at once.
+  void hold_acks() { acks_held_ = true; }
+  bool acks_held() const { return acks_held_; }
+  // Ends hold_acks() and sends the ACK due, if any.
+  void release_acks(Instant now) {
+    acks_held_ = false;
+    flush_ack(now);
+  }
+
   // CLOSE (RFC 9293 §3.10.4): no more data from us; the FIN follows the data.
   void shutdown_write(Instant now);
   // ABORT (RFC 9293 §3.10.5): RST to the peer in a synchronized state, CLOSED.
@@ -150,6 +164,7 @@ class TcpConnection {
 
   std::optional<Instant> time_wait_deadline_;
   bool orphaned_ = false;
+  bool acks_held_ = false;  // hold_acks() until release_acks()
   std::optional<Instant> fin_wait2_deadline_;
   ReplyRateLimiter replies_;  // RFC 5961 §7
 

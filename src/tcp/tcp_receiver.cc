@@ -250,7 +250,7 @@ void TcpReceiver::receive(const TcpSegment& segment, Instant now) {
       ++unacked_full_segments_;
     }
     if (!config_.delayed_ack || unacked_full_segments_ >= 2 || unacked_bytes_ >= 2 * rcv_mss_) {
-      ack_now_ = true;
+      quota_ack_ = true;
     } else if (!ack_deadline_) {
       ack_deadline_ = now + config_.delayed_ack_timeout;
     }
@@ -433,6 +433,7 @@ void TcpReceiver::fill(TcpSegment& segment) {
   }
   ++stats_.acks_sent;
   ack_now_ = false;
+  quota_ack_ = false;
   ack_deadline_.reset();
   unacked_bytes_ = 0;
   unacked_full_segments_ = 0;
@@ -456,7 +457,7 @@ bool TcpReceiver::window_update_due() const {
 }
 
 bool TcpReceiver::ack_due(Instant now) const {
-  return ack_now_ || (ack_deadline_ && now >= *ack_deadline_) || window_update_due();
+  return ack_now_ || quota_ack_ || (ack_deadline_ && now >= *ack_deadline_) || window_update_due();
 }
 
 std::optional<Instant> TcpReceiver::next_deadline() const {

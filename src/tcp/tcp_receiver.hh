@@ -129,8 +129,14 @@ class TcpReceiver {
   bool ack_due(Instant now) const;
   // When the delayed-ACK timer fires, if armed.
   std::optional<Instant> next_deadline() const;
-  // An ACK is due whatever the time: out-of-order data, FIN, a window update.
-  bool ack_due_now() const { return ack_now_ || window_update_due(); }
+  // An ACK is due whatever the time: out-of-order data, FIN, two full-sized
+  // segments, a window update.
+  bool ack_due_now() const { return ack_now_ || quota_ack_ || window_update_due(); }
+  // An ACK that says more than that in-order data arrived or the window
+  // opened: out-of-order data, a duplicate, a filled gap, a FIN, or a reply
+  // asked for (request_ack). The others may wait to the end of a batch of
+  // received segments (TcpConnection::hold_acks), where a later one says it all.
+  bool ack_urgent() const { return ack_now_; }
   // Forces an ACK on the next ack_due() (e.g. for an unacceptable segment).
   void request_ack() { ack_now_ = true; }
   // Takes back request_ack() (the reply to a bad segment is rate limited).
@@ -201,6 +207,7 @@ class TcpReceiver {
 
   // Delayed ACK.
   bool ack_now_ = false;
+  bool quota_ack_ = false;  // two full-sized segments (or 2 MSS) unacknowledged
   std::optional<Instant> ack_deadline_;
   uint64_t unacked_bytes_ = 0;
   uint32_t unacked_full_segments_ = 0;
