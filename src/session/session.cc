@@ -340,7 +340,10 @@ void Session::pump() {
     send_control(FrameType::Fin, encode(FinMessage{sender_.fin_position()}));
     sender_.fin_sent();
   }
-  if (sender_.fin_acked() && receiver_.fin() && !fin_ack_told_) {
+  // A client that already has the server's kFinAcked stays quiet: the server
+  // said it only once its FIN was acknowledged, and it is Closed.
+  if (sender_.fin_acked() && receiver_.fin() && !fin_ack_told_ &&
+      (role_ == Role::Server || !peer_done_)) {
     send_ack(AckMessage::kFinAcked);
     fin_ack_told_ = true;
   } else if (!ack_request_outstanding_ && sender_.in_flight() > 0 &&

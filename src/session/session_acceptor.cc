@@ -1,6 +1,7 @@
 #include "session/session_acceptor.hh"
 
 #include <algorithm>
+#include <vector>
 
 #include <spdlog/spdlog.h>
 
@@ -214,15 +215,41 @@ void SessionAcceptor::drop_pending(CarrierId carrier, AcceptorDrop drop) {
 
 void SessionAcceptor::bind(CarrierId carrier, SessionHandle handle) {
   bound_[carrier] = handle;
-  sessions_.at(handle).carrier = carrier;
+  Entry& entry = sessions_.at(handle);
+  entry.carrier = carrier;
+  update_awake(handle, entry);
 }
 
 void SessionAcceptor::close_carrier(CarrierId carrier, SessionHandle handle, std::string reason) {
   bound_.erase(carrier);
   if (auto it = sessions_.find(handle); it != sessions_.end() && it->second.carrier == carrier) {
     it->second.carrier.reset();
+    update_awake(handle, it->second);
   }
   events_.push_back({Event::Kind::CloseCarrier, handle, carrier, std::move(reason)});
+}
+
+void SessionAcceptor::update_awake(SessionHandle handle, const Entry& entry) {
+  if (entry.reported_end && !entry.carrier) {
+    awake_.erase(handle);
+  } else {
+    awake_.insert(handle);
+  }
+}
+
+void SessionAcceptor::forget(Sessions::iterator it) {
+  const SessionHandle handle = it->first;
+  Entry& entry = it->second;
+  if (entry.carrier) {
+    bound_.erase(*entry.carrier);
+    events_.push_back({Event::Kind::CloseCarrier, handle, *entry.carrier, "session ended"});
+  }
+  if (entry.reported_end) {
+    expiry_.erase({entry.expires_at, handle});
+  }
+  awake_.erase(handle);
+  by_id_.erase(entry.session->id());
+  sessions_.erase(it);
 }
 
 void SessionAcceptor::check_session(SessionHandle handle, Instant now) {
@@ -244,25 +271,30 @@ void SessionAcceptor::check_session(SessionHandle handle, Instant now) {
     close_carrier(*entry.carrier, handle, s.error());
     s.carrier_lost(now);
   }
-  if (entry.reported_end) {
-    return;
+  if (!entry.reported_end) {
+    std::optional<Event::Kind> end;
+    if (s.state() == Session::State::Aborted) {
+      end = Event::Kind::SessionAborted;
+      ++stats_.sessions_aborted;
+    } else if (s.state() == Session::State::Failed) {
+      end = Event::Kind::SessionFailed;
+      ++stats_.sessions_failed;
+    } else if (s.finished()) {
+      end = Event::Kind::SessionFinished;
+      ++stats_.sessions_finished;
+    }
+    if (end) {
+      entry.reported_end = true;
+      entry.ended_at = now;
+      // A failed session goes at the next tick; the others linger.
+      entry.expires_at =
+          now + (s.state() == Session::State::Failed ? Duration{1} : config_.finished_linger);
+      expiry_.emplace(entry.expires_at, handle);
+      events_.push_back({*end, handle, entry.carrier.value_or(0),
+                         *end == Event::Kind::SessionFinished ? std::string() : s.error()});
+    }
   }
-  if (s.state() == Session::State::Aborted) {
-    entry.reported_end = true;
-    entry.ended_at = now;
-    ++stats_.sessions_aborted;
-    events_.push_back({Event::Kind::SessionAborted, handle, entry.carrier.value_or(0), s.error()});
-  } else if (s.state() == Session::State::Failed) {
-    entry.reported_end = true;
-    entry.ended_at = now;
-    ++stats_.sessions_failed;
-    events_.push_back({Event::Kind::SessionFailed, handle, entry.carrier.value_or(0), s.error()});
-  } else if (s.finished()) {
-    entry.reported_end = true;
-    entry.ended_at = now;
-    ++stats_.sessions_finished;
-    events_.push_back({Event::Kind::SessionFinished, handle, entry.carrier.value_or(0), {}});
-  }
+  update_awake(handle, entry);
 }
 
 void SessionAcceptor::on_carrier_lost(CarrierId carrier, Instant now) {
@@ -325,31 +357,20 @@ Session* SessionAcceptor::session(SessionHandle handle) {
 bool SessionAcceptor::evict_finished() {
   // A finished session is kept only so that a client whose last ACK was cut
   // off can still finish (finished_linger); a new session needs the place
-  // more. The one that ended first goes.
-  auto oldest = sessions_.end();
-  for (auto it = sessions_.begin(); it != sessions_.end(); ++it) {
-    const Entry& e = it->second;
+  // more. The one that ended first goes (expiry_ is in that order: every
+  // such session lingers equally long).
+  for (const auto& [expires_at, handle] : expiry_) {
+    const auto it = sessions_.find(handle);
+    const Session& s = *it->second.session;
     // Not one whose received bytes the application has still to read.
-    if (e.reported_end &&
-        (e.session->state() == Session::State::Closed ||
-         e.session->state() == Session::State::Aborted) &&
-        e.session->readable().empty() &&
-        (oldest == sessions_.end() || e.ended_at < oldest->second.ended_at)) {
-      oldest = it;
+    if ((s.state() == Session::State::Closed || s.state() == Session::State::Aborted) &&
+        s.readable().empty()) {
+      forget(it);
+      ++stats_.finished_evicted;
+      return true;
     }
   }
-  if (oldest == sessions_.end()) {
-    return false;
-  }
-  if (oldest->second.carrier) {
-    bound_.erase(*oldest->second.carrier);
-    events_.push_back(
-        {Event::Kind::CloseCarrier, oldest->first, *oldest->second.carrier, "session ended"});
-  }
-  by_id_.erase(oldest->second.session->id());
-  sessions_.erase(oldest);
-  ++stats_.finished_evicted;
-  return true;
+  return false;
 }
 
 Duration SessionAcceptor::carrierless_lifetime(const Session& s) const {
@@ -372,34 +393,23 @@ void SessionAcceptor::tick(Instant now) {
     }
     it = pending_.erase(it);
   }
-  for (auto it = sessions_.begin(); it != sessions_.end();) {
-    const SessionHandle handle = it->first;
-    Entry& entry = it->second;
-    Session& s = *entry.session;
-    const bool gone =
-        entry.reported_end &&
-        (s.state() == Session::State::Failed ? now_ > entry.ended_at
-                                             : now_ - entry.ended_at >= config_.finished_linger);
-    if (gone) {
-      if (entry.carrier) {
-        bound_.erase(*entry.carrier);
-        events_.push_back({Event::Kind::CloseCarrier, handle, *entry.carrier, "session ended"});
-      }
-      by_id_.erase(s.id());
-      it = sessions_.erase(it);
-      continue;
-    }
+  while (!expiry_.empty() && expiry_.begin()->first <= now_) {
+    forget(sessions_.find(expiry_.begin()->second));
+  }
+  // check_session may put a session to rest: walk a copy.
+  const std::vector<SessionHandle> awake(awake_.begin(), awake_.end());
+  for (const SessionHandle handle : awake) {
+    Session& s = *sessions_.at(handle).session;
     s.tick(now_);
     if (const auto lifetime = carrierless_lifetime(s);
-        !entry.carrier && s.state() == Session::State::Disconnected && s.disconnected_since() &&
-        now_ - *s.disconnected_since() >= lifetime) {
+        !sessions_.at(handle).carrier && s.state() == Session::State::Disconnected &&
+        s.disconnected_since() && now_ - *s.disconnected_since() >= lifetime) {
       stats_.drops.count(s.confirmed() ? AcceptorDrop::SessionExpired
                                        : AcceptorDrop::UnconfirmedExpired);
       s.fail(std::string(s.confirmed() ? "expired" : "expired unconfirmed (WELCOME lost?)") +
              ": no carrier for " + std::to_string(to_ms(lifetime)) + " ms");
     }
     check_session(handle, now_);
-    ++it;
   }
 }
 
@@ -409,12 +419,12 @@ std::optional<Instant> SessionAcceptor::next_deadline() const {
   for (const auto& [carrier, p] : pending_) {
     earliest(p.accepted_at + config_.handshake_timeout);
   }
-  for (const auto& [handle, entry] : sessions_) {
+  if (!expiry_.empty()) {
+    earliest(expiry_.begin()->first);
+  }
+  for (const SessionHandle handle : awake_) {
+    const Entry& entry = sessions_.at(handle);
     const Session& s = *entry.session;
-    if (entry.reported_end) {
-      earliest(s.state() == Session::State::Failed ? entry.ended_at + Duration{1}
-                                                   : entry.ended_at + config_.finished_linger);
-    }
     if (const auto d = s.next_deadline()) {
       earliest(*d);
     }

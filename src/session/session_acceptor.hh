@@ -28,6 +28,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 
@@ -106,7 +107,9 @@ class SessionAcceptor {
     std::optional<CarrierId> carrier;
     bool reported_end = false;
     Instant ended_at;
+    Instant expires_at;  // its key in expiry_, once its end is reported
   };
+  using Sessions = std::map<SessionHandle, Entry>;
 
   bool on_pending_frame(CarrierId carrier, Pending& p, const FrameView& frame, Instant now);
   bool on_hello(CarrierId carrier, Pending& p, std::string_view body, Instant now);
@@ -124,12 +127,24 @@ class SessionAcceptor {
   // 2 x carrier_timeout for one the client never confirmed.
   Duration carrierless_lifetime(const Session& s) const;
   void close_carrier(CarrierId carrier, SessionHandle handle, std::string reason);
+  // Keeps awake_ true to the entry: an ended session without a carrier rests.
+  void update_awake(SessionHandle handle, const Entry& entry);
+  // Forgets a session (closing its carrier, if it has one).
+  void forget(Sessions::iterator it);
 
   SessionConfig config_;
   std::map<CarrierId, Pending> pending_;
   std::map<CarrierId, SessionHandle> bound_;
-  std::map<SessionHandle, Entry> sessions_;
+  Sessions sessions_;
   std::map<std::string, SessionHandle> by_id_;
+  // The sessions tick() and next_deadline() look at: all but the ended ones
+  // without a carrier, which only wait out finished_linger. At hundreds of
+  // short connections a second those outnumber the live ones a hundredfold,
+  // and a pass over them per event-loop turn cost the tunnel server more than
+  // the sessions' own work (docs/session.md, "Per-connection cost").
+  std::set<SessionHandle> awake_;
+  // Ended sessions in the order they go: (expires_at, handle).
+  std::set<std::pair<Instant, SessionHandle>> expiry_;
   std::deque<Event> events_;
   SessionHandle next_handle_ = 1;
   Instant now_;

@@ -397,6 +397,79 @@ TEST(SessionAcceptorTest, FinishedSessionsGiveTheirPlaceToNewOnes) {
   EXPECT_EQ(pair.server.stats().drops[AcceptorDrop::SessionsFull], 1u);
 }
 
+// A client of its own on carrier `id` of pair.server: opens, sends one byte,
+// half-closes both ways with the server's session and finishes.
+void open_and_finish(testing::SessionPair& pair, Session& c, SessionAcceptor::CarrierId id) {
+  const auto shuttle = [&] {
+    for (int i = 0; i < 10; ++i) {
+      const std::string up(c.carrier_output());
+      c.consume_carrier_output(up.size());
+      pair.server.on_carrier_input(id, up, pair.now);
+      const std::string down(pair.server.carrier_output(id));
+      pair.server.consume_carrier_output(id, down.size());
+      c.on_carrier_input(down, pair.now);
+    }
+  };
+  c.attach_carrier(pair.now);
+  pair.server.on_carrier_accepted(id, pair.now);
+  shuttle();
+  ASSERT_EQ(c.state(), Session::State::Open);
+  c.write("x");
+  c.shutdown_write();
+  shuttle();
+  Session* s = pair.server.session_of(id);
+  ASSERT_NE(s, nullptr);
+  read_all(*s);
+  s->shutdown_write();
+  pair.server.consume_carrier_output(id, 0);  // the acceptor looks at the session again
+  shuttle();
+  ASSERT_TRUE(c.finished());
+  c.carrier_lost(pair.now);
+  pair.server.on_carrier_lost(id, pair.now);
+}
+
+TEST(SessionAcceptorTest, FinishedSessionsLingerInTheOrderTheyEnded) {
+  // Lingering sessions rest outside the acceptor's per-tick pass
+  // (docs/session.md "Per-connection cost"): each must still go exactly
+  // finished_linger after it ended, the oldest first when a new one needs room.
+  SessionConfig server_config = small_config(2);
+  server_config.max_sessions = 3;
+  SessionPair pair{small_config(1), server_config};
+  const Instant start = pair.now;
+  Session a(small_config(3));
+  Session b(small_config(4));
+  Session c(small_config(5));
+  open_and_finish(pair, a, 100);
+  pair.advance(1s);
+  open_and_finish(pair, b, 101);
+  pair.advance(1s);
+  open_and_finish(pair, c, 102);
+  ASSERT_EQ(pair.server.session_count(), 3u);
+  EXPECT_EQ(pair.server.stats().sessions_finished, 3u);
+  // No timer of theirs but the linger.
+  ASSERT_TRUE(pair.server.next_deadline().has_value());
+  EXPECT_EQ(*pair.server.next_deadline(), start + server_config.finished_linger);
+
+  // A fourth, a second later, takes the place of the oldest (a), not of b or c.
+  pair.advance(1s);
+  Session d(small_config(6));
+  open_and_finish(pair, d, 103);
+  EXPECT_EQ(pair.server.stats().finished_evicted, 1u);
+  EXPECT_EQ(pair.server.session_count(), 3u);
+  EXPECT_EQ(*pair.server.next_deadline(), start + 1s + server_config.finished_linger);
+
+  const Duration to_b_gone = start + 1s + server_config.finished_linger - pair.now;
+  pair.advance(to_b_gone - 1ms);
+  EXPECT_EQ(pair.server.session_count(), 3u);
+  pair.advance(1ms);
+  EXPECT_EQ(pair.server.session_count(), 2u);  // b
+  pair.advance(1s);
+  EXPECT_EQ(pair.server.session_count(), 1u);  // c
+  pair.advance(1s);
+  EXPECT_EQ(pair.server.session_count(), 0u);  // d
+  EXPECT_FALSE(pair.server.next_deadline().has_value());
+}
+
 TEST_F(SessionTest, HandshakeTimeoutAndPendingBound) {
   SessionConfig c = small_config(7);
   c.max_pending_carriers = 2;
