@@ -143,12 +143,8 @@ class KernelStreamClient : public StreamClient {
   void wait(Duration max_wait) override {
     std::vector<pollfd> fds;
     fds.reserve(polled_->size() + watched_.size());
-    for (const auto& [fd, events] : *polled_) {
-      fds.push_back(pollfd{fd, events, 0});
-    }
-    for (const auto& [fd, events] : watched_) {
-      fds.push_back(pollfd{fd, events, 0});
-    }
+    append_wanted(fds, *polled_);
+    append_wanted(fds, watched_);
     const auto ms = std::chrono::ceil<std::chrono::milliseconds>(max_wait).count();
     static_cast<void>(::poll(fds.data(), fds.size(), static_cast<int>(ms)));
   }

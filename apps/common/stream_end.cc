@@ -24,6 +24,15 @@ constexpr size_t kOutputSlice = 256 * 1024;
 constexpr size_t kKernelReadPerPass = 1 << 20;
 constexpr size_t kKernelReadBuffer = 256 * 1024;
 
+// Where every kernel stream of this thread reads into: the bytes go to the
+// endpoint's input at once. One per stream cost a 256 KiB allocation, zeroed
+// and page-faulted in, per connection (tt-tunnel CRR: page faults and memset
+// were a fifth of each tunnel process's samples, docs/session.md "Per-connection cost").
+std::string& kernel_read_buffer() {
+  thread_local std::string buffer(kKernelReadBuffer, '\0');
+  return buffer;
+}
+
 // A socket on a Host that may go away (a udp peer that was forgotten).
 class StackStream : public StreamEnd {
  public:
@@ -136,11 +145,13 @@ class KernelStream : public StreamEnd {
       out.end = PumpOutcome{PumpResult::Error, "connection closed"};
       return out;
     }
+    bool sent = false;
     for (std::string_view data = io.output(); !data.empty(); data = io.output()) {
       const ssize_t n = ::send(fd_, data.data(), data.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
       if (n > 0) {
         io.consume(static_cast<size_t>(n));
         out.progress = true;
+        sent = true;
         continue;
       }
       if (n < 0 && errno != EAGAIN && errno != EINTR) {
@@ -153,11 +164,11 @@ class KernelStream : public StreamEnd {
     const bool wants_input = !io.wants_input || io.wants_input();
     (*polled_)[fd_] =
         static_cast<short>((wants_input ? POLLIN : 0) | (io.output().empty() ? 0 : POLLOUT));
-    buffer_.resize(kKernelReadBuffer);
+    std::string& buffer = kernel_read_buffer();
     for (size_t read = 0; read < kKernelReadPerPass && (!io.wants_input || io.wants_input());) {
-      const ssize_t n = ::recv(fd_, buffer_.data(), buffer_.size(), MSG_DONTWAIT);
+      const ssize_t n = ::recv(fd_, buffer.data(), buffer.size(), MSG_DONTWAIT);
       if (n > 0) {
-        io.input(std::string_view(buffer_).substr(0, static_cast<size_t>(n)));
+        io.input(std::string_view(buffer).substr(0, static_cast<size_t>(n)));
         read += static_cast<size_t>(n);
         out.progress = true;
         continue;
@@ -174,9 +185,14 @@ class KernelStream : public StreamEnd {
       }
       break;
     }
-    if (const uint64_t queued = kernel_unacknowledged(fd_); queued != unacknowledged_) {
-      unacknowledged_ = queued;
-      out.progress = true;
+    // The kernel's send queue only grows by what we send: while it is empty
+    // and nothing went out, there is no need to ask (an ioctl per stream per
+    // pass was a quarter of the robust tt-tunnel client's system calls).
+    if (sent || unacknowledged_ != 0) {
+      if (const uint64_t queued = kernel_unacknowledged(fd_); queued != unacknowledged_) {
+        unacknowledged_ = queued;
+        out.progress = true;
+      }
     }
     if (io.done()) {
       out.end = PumpOutcome{PumpResult::Done, {}};
@@ -215,17 +231,29 @@ class KernelStream : public StreamEnd {
   std::shared_ptr<PollSet> polled_;
   stack::IpAddress address_;
   std::string peer_;
-  std::string buffer_;
   uint64_t unacknowledged_ = 0;
 };
 
 }  // namespace
 
 void LoopWatches::watch(io::EventLoop& loop, int fd, uint32_t events) {
+  if (events == 0) {
+    // epoll reports a hang-up whatever was asked (see append_wanted).
+    unwatch(loop, fd);
+    return;
+  }
   if (fds_.insert(fd).second) {
     loop.add_fd(fd, events, [](uint32_t) {});
   } else {
     loop.modify_fd(fd, events);
+  }
+}
+
+void append_wanted(std::vector<pollfd>& fds, const std::map<int, short>& polled) {
+  for (const auto& [fd, events] : polled) {
+    if (events != 0) {
+      fds.push_back(pollfd{fd, events, 0});
+    }
   }
 }
 

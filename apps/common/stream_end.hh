@@ -8,6 +8,8 @@
 //   stack   a socket on a tinytcp Host (UDP tunnel or TUN)
 //   kernel  a non-blocking kernel TCP socket (possibly still connecting)
 
+#include <poll.h>
+
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -15,6 +17,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "common/transfer_driver.hh"
 #include "io/event_loop.hh"
@@ -98,6 +101,13 @@ class LoopWatches {
 };
 // io::EventLoop readiness bits as poll(2) events.
 short poll_events(uint32_t events);
+
+// Appends a pollfd for every entry of `polled` that wants something. One
+// that wants nothing is left out: poll(2) and epoll report POLLHUP whatever
+// was asked, and a socket both of whose directions are shut (tt-tunnel's
+// program socket while its robust session still closes) would make every
+// wait return at once (docs/session.md, "Per-connection cost").
+void append_wanted(std::vector<pollfd>& fds, const std::map<int, short>& polled);
 
 // "a.b.c.d:port" or "[IPv6]:port".
 std::string endpoint_text(const stack::IpAddress& address, uint16_t port);

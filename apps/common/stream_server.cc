@@ -191,12 +191,8 @@ class KernelStreamServer : public StreamServer {
     } else {
       fds.push_back(pollfd{fd_, POLLIN, 0});
     }
-    for (const auto& [fd, events] : *polled_) {
-      fds.push_back(pollfd{fd, events, 0});
-    }
-    for (const auto& [fd, events] : watched_) {
-      fds.push_back(pollfd{fd, events, 0});
-    }
+    append_wanted(fds, *polled_);
+    append_wanted(fds, watched_);
     static_cast<void>(::poll(fds.data(), fds.size(), timeout_ms));
   }
 

@@ -18,6 +18,7 @@ namespace tinytcp::apps {
 struct PumpIo {
   std::function<std::string_view()> output;
   std::function<void(size_t)> consume;
+  // The bytes are valid only during the call (a shared read buffer).
   std::function<void(std::string_view)> input;
   std::function<bool()> done;
   // While false, input is left in the stream (back-pressure: the endpoint's
