@@ -1,11 +1,24 @@
 #include "tcp/isn.hh"
 
+#include <algorithm>
 #include <chrono>
 
 #include "util/buffer.hh"
 #include "util/hash.hh"
 
 namespace tinytcp::tcp {
+namespace {
+
+SipHash::Key derive_key(const std::string& secret) {
+  const Sha256Digest digest = sha256(secret);
+  SipHash::Key key{};
+  std::copy_n(digest.begin(), key.size(), key.begin());
+  return key;
+}
+
+}  // namespace
+
+IsnGenerator::IsnGenerator(const std::string& secret_key) : hash_(derive_key(secret_key)) {}
 
 uint32_t IsnGenerator::timer(Instant now) {
   // RFC 6528 §3: M is a 4-microsecond timer (it wraps every ~4.77 hours).
@@ -21,9 +34,7 @@ uint32_t IsnGenerator::hash(uint32_t local_ip, uint16_t local_port, uint32_t rem
   out.u16(local_port);
   out.u32(remote_ip);
   out.u16(remote_port);
-  const Sha256Digest digest = hmac_sha256(key_, out.written());
-  return (uint32_t{digest[0]} << 24) | (uint32_t{digest[1]} << 16) | (uint32_t{digest[2]} << 8) |
-         uint32_t{digest[3]};
+  return static_cast<uint32_t>(hash_(out.written()));
 }
 
 uint32_t IsnGenerator::timestamp_offset(uint32_t local_ip, uint32_t remote_ip) const {
@@ -33,9 +44,7 @@ uint32_t IsnGenerator::timestamp_offset(uint32_t local_ip, uint32_t remote_ip) c
   out.u8('T');
   out.u32(local_ip);
   out.u32(remote_ip);
-  const Sha256Digest digest = hmac_sha256(key_, out.written());
-  return (uint32_t{digest[0]} << 24) | (uint32_t{digest[1]} << 16) | (uint32_t{digest[2]} << 8) |
-         uint32_t{digest[3]};
+  return static_cast<uint32_t>(hash_(out.written()));
 }
 
 Wrap32 IsnGenerator::generate(uint32_t local_ip, uint16_t local_port, uint32_t remote_ip,

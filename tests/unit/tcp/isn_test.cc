@@ -2,9 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
+#include <string>
 
 #include "util/hash.hh"
+#include "util/sip_hash.hh"
 
 namespace tinytcp::tcp {
 namespace {
@@ -20,14 +23,29 @@ TEST(IsnTest, SameTupleAndTimeGiveTheSameIsn) {
   EXPECT_EQ(g.generate(kLocal, 1000, kRemote, 80, t), g.generate(kLocal, 1000, kRemote, 80, t));
 }
 
-TEST(IsnTest, HashIsTruncatedHmacSha256OfTheTuple) {
+// The key is the first 16 bytes of SHA-256 of the secret.
+SipHash keyed(const std::string& secret) {
+  const auto digest = sha256(secret);
+  SipHash::Key key{};
+  std::copy_n(digest.begin(), key.size(), key.begin());
+  return SipHash(key);
+}
+
+TEST(IsnTest, HashIsTruncatedSipHashOfTheTuple) {
   const IsnGenerator g("key");
   const std::string tuple{"\x0a\x00\x00\x01\x03\xe8\x0a\x00\x00\x02\x00\x50", 12};
-  const auto digest = hmac_sha256("key", tuple);
-  const uint32_t expected = (uint32_t{digest[0]} << 24) | (uint32_t{digest[1]} << 16) |
-                            (uint32_t{digest[2]} << 8) | digest[3];
+  const auto expected = static_cast<uint32_t>(keyed("key")(tuple));
   EXPECT_EQ(g.hash(kLocal, 1000, kRemote, 80), expected);
   EXPECT_EQ(g.generate(kLocal, 1000, kRemote, 80, Instant{}).raw(), expected);
+}
+
+TEST(IsnTest, TimestampOffsetIsSipHashOfTheAddressPair) {
+  const IsnGenerator g("key");
+  const std::string pair{"T\x0a\x00\x00\x01\x0a\x00\x00\x02", 9};
+  EXPECT_EQ(g.timestamp_offset(kLocal, kRemote), static_cast<uint32_t>(keyed("key")(pair)));
+  EXPECT_NE(g.timestamp_offset(kLocal, kRemote), g.timestamp_offset(kRemote, kLocal));
+  EXPECT_NE(g.timestamp_offset(kLocal, kRemote),
+            IsnGenerator("other").timestamp_offset(kLocal, kRemote));
 }
 
 TEST(IsnTest, TimerTicksEveryFourMicroseconds) {
