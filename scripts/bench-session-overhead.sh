@@ -11,7 +11,7 @@
 # A fresh tunnel pair forwards to each test's server.
 #
 #   bench-session-overhead.sh [--quick] [--rounds 7] [--seconds 3] [--arms "..."]
-#                             [--out FILE] [--no-lock]
+#                             [--tests "RR STREAM CRR"] [--out FILE] [--no-lock]
 #
 # --quick: 1 round of 1 s tests. The build lock (/tmp/locks/build) is taken around each
 # round unless --no-lock (when the caller holds it). TT_BIN=DIR picks the tt-tunnel binary
@@ -23,6 +23,7 @@ cd "$(dirname "$0")/.."
 rounds=7
 seconds=3
 arms="direct kernel-plain kernel-robust udp-plain udp-robust"
+tests="RR STREAM CRR"
 out=""
 lock=1
 while [ $# -gt 0 ]; do
@@ -31,9 +32,16 @@ while [ $# -gt 0 ]; do
     --rounds) rounds=$2; shift 2 ;;
     --seconds) seconds=$2; shift 2 ;;
     --arms) arms=$2; shift 2 ;;
+    --tests) tests=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     --no-lock) lock=0; shift ;;
     *) echo "bench-session-overhead: unknown argument $1" >&2; exit 2 ;;
+  esac
+done
+for test in $tests; do
+  case "$test" in
+    RR | STREAM | CRR) ;;
+    *) echo "bench-session-overhead: unknown test $test (RR, STREAM, CRR)" >&2; exit 2 ;;
   esac
 done
 [ "$(id -u)" -eq 0 ] || { echo "bench-session-overhead: needs root (a network namespace)" >&2; exit 1; }
@@ -147,7 +155,7 @@ run_test() {  # ROUND ARM TEST
 for round in $(seq "$rounds"); do
   [ "$lock" = 1 ] && { exec 9>/tmp/locks/build; flock 9; }
   for arm in $arms; do
-    for test in RR STREAM CRR; do
+    for test in $tests; do
       run_test "$round" "$arm" "$test"
     done
   done
