@@ -215,7 +215,11 @@ void KernelDevice::send(std::string_view packet) {
   do {
     n = ::write(fd_.get(), packet.data(), packet.size());
   } while (n < 0 && errno == EINTR);
-  if (n >= 0) {
+  count_send(n >= 0, packet);
+}
+
+void KernelDevice::count_send(bool written, std::string_view packet) {
+  if (written) {
     ++stats_.packets_sent;
     stats_.bytes_sent += packet.size();
     return;
@@ -235,16 +239,7 @@ void KernelDevice::send_with_header(const char* header, std::string_view packet)
   }
   const iovec parts[2] = {{const_cast<char*>(header), VirtioNetHeader::kSize},
                           {const_cast<char*>(packet.data()), packet.size()}};
-  if (write_parts(parts, 2)) {
-    ++stats_.packets_sent;
-    stats_.bytes_sent += packet.size();
-    return;
-  }
-  const int error = errno;
-  count_write_error(error);
-  if (error == EAGAIN || error == ENOBUFS) {
-    report_send_failure(packet);
-  }
+  count_send(write_parts(parts, 2), packet);
 }
 
 void KernelDevice::send_batch(const std::string_view* packets, size_t count) {

@@ -110,6 +110,9 @@ class KernelDevice : public DatagramAdapter {
   bool strip_virtio_net_header(std::string_view& packet);
   // Counts a failed write or writev by errno.
   void count_write_error(int error);
+  // Counts one packet's write: sent, or failed (errno) and reported when the
+  // device queue was full.
+  void count_send(bool written, std::string_view packet);
   // One write of `parts` (the virtio-net header first with offload); false
   // with errno set when the kernel did not take it.
   bool write_parts(const struct iovec* parts, size_t count);

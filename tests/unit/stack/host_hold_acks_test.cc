@@ -41,20 +41,32 @@ class HostHoldAcksTest : public TwoHosts {
     }
     return n;
   }
+  // Connects, captures A's output and has B write eight whole segments
+  // (a partial one would wait for the ACK: Nagle); returns the server socket
+  // (0 on failure) and fills `data`.
+  SocketId write_eight_segments(std::string& data) {
+    const auto [client, server] = connect_pair();
+    if (server == 0) {
+      return 0;
+    }
+    a_out_ = [this](std::string_view d) {
+      a_sent_.emplace_back(d);
+      return true;
+    };
+    data.assign(8 * b_.connection(client)->sender().max_payload(), 'd');
+    if (b_.write(client, data, now_) != data.size()) {
+      return 0;
+    }
+    now_ += delay_;
+    return server;
+  }
   std::vector<std::string> a_sent_;
 };
 
 TEST_F(HostHoldAcksTest, ABatchOfSegmentsGetsOneAck) {
-  const auto [client, server] = connect_pair();
+  std::string data;
+  const SocketId server = write_eight_segments(data);
   ASSERT_NE(server, 0u);
-  a_out_ = [this](std::string_view d) {
-    a_sent_.emplace_back(d);
-    return true;
-  };
-  // Whole segments: a partial one would wait for the ACK (Nagle).
-  const std::string data(8 * b_.connection(client)->sender().max_payload(), 'd');
-  ASSERT_EQ(b_.write(client, data, now_), data.size());
-  now_ += delay_;
   ASSERT_EQ(deliver_to_a(true), 8u);
   EXPECT_TRUE(capture_a().empty()) << "ACKs sent inside the batch";
   a_.release_acks(now_);
@@ -66,16 +78,9 @@ TEST_F(HostHoldAcksTest, ABatchOfSegmentsGetsOneAck) {
 }
 
 TEST_F(HostHoldAcksTest, WithoutABatchEverySecondSegmentIsAcked) {
-  const auto [client, server] = connect_pair();
+  std::string data;
+  const SocketId server = write_eight_segments(data);
   ASSERT_NE(server, 0u);
-  a_out_ = [this](std::string_view d) {
-    a_sent_.emplace_back(d);
-    return true;
-  };
-  // Whole segments: a partial one would wait for the ACK (Nagle).
-  const std::string data(8 * b_.connection(client)->sender().max_payload(), 'd');
-  ASSERT_EQ(b_.write(client, data, now_), data.size());
-  now_ += delay_;
   ASSERT_EQ(deliver_to_a(false), 8u);
   EXPECT_EQ(capture_a().size(), 4u);
 }
