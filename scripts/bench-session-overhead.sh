@@ -19,6 +19,8 @@
 # Columns: round,arm,test,value,unit
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=scripts/bench/lib.sh
+source scripts/bench/lib.sh
 
 rounds=7
 seconds=3
@@ -73,16 +75,6 @@ trap cleanup EXIT
 ip netns add "$NS"
 ip -n "$NS" link set lo up
 in_ns() { ip netns exec "$NS" "$@"; }
-listening() {  # PROTO PORT
-  local flag=-ltn
-  [ "$1" = udp ] && flag=-lun
-  for _ in $(seq 300); do
-    in_ns ss -H "$flag" "sport = :$2" | grep -q . && return 0
-    sleep 0.02
-  done
-  echo "bench-session-overhead: nothing listening on $1 port $2" >&2
-  return 1
-}
 
 exec 3>&1
 if [ -n "$out" ]; then
@@ -97,9 +89,9 @@ ip netns exec "$NS" python3 "$DRIVER" serve-crr --port "$CRR_PORT" >/dev/null 2>
 SERVER_PIDS+=($!)
 ip netns exec "$NS" sockperf sr --tcp -i 127.0.0.1 -p "$STREAM_PORT" >"$WORK/sockperf-server.out" 2>&1 &
 SERVER_PIDS+=($!)
-listening tcp "$RR_PORT"
-listening tcp "$CRR_PORT"
-listening tcp "$STREAM_PORT"
+listening "$NS" tcp "$RR_PORT"
+listening "$NS" tcp "$CRR_PORT"
+listening "$NS" tcp "$STREAM_PORT"
 
 # Starts the arm's tunnel to TARGET_PORT and prints the port the test connects to.
 start_arm() {  # ARM TARGET_PORT
@@ -117,11 +109,11 @@ start_arm() {  # ARM TARGET_PORT
   ip netns exec "$NS" "$BIN/tt-tunnel" server --listen "$TUNNEL_PORT" --forward "127.0.0.1:$target" \
     --max-connections 100000 "${flags[@]}" >"$WORK/server.out" 2>"$WORK/server.err" &
   TUNNEL_PIDS+=($!)
-  listening "$proto" "$TUNNEL_PORT" >&2
+  listening "$NS" "$proto" "$TUNNEL_PORT" >&2
   ip netns exec "$NS" "$BIN/tt-tunnel" client --listen "127.0.0.1:$LOCAL_PORT" --to "127.0.0.1:$TUNNEL_PORT" \
     --max-connections 100000 "${flags[@]}" >"$WORK/client.out" 2>"$WORK/client.err" &
   TUNNEL_PIDS+=($!)
-  listening tcp "$LOCAL_PORT" >&2
+  listening "$NS" tcp "$LOCAL_PORT" >&2
   echo "$LOCAL_PORT"
 }
 

@@ -20,6 +20,8 @@
 # Columns: system,loss_percent,trial,size_bytes,seconds,goodput_MBps,completed,wire_bytes,wire_per_useful
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=scripts/bench/lib.sh
+source scripts/bench/lib.sh
 
 losses="0 1 5 10 20 30"
 trials=5
@@ -85,16 +87,6 @@ bytes=$(numfmt --from=iec "$size")
 payload="$WORK/payload.bin"
 head -c "$bytes" /dev/urandom >"$payload"
 
-listening() {  # NS PROTO PORT
-  local flag=-ltn
-  [ "$2" = udp ] && flag=-lun
-  for _ in $(seq 300); do
-    ip netns exec "$1" ss -H "$flag" "sport = :$3" | grep -q . && return 0
-    sleep 0.02
-  done
-  echo "bench-tunnel: nothing listening on $2 port $3 in $1" >&2
-  return 1
-}
 tx_total() {
   echo $(($(ip netns exec "$NS_A" cat "/sys/class/net/$VETH_A/statistics/tx_bytes") +
     $(ip netns exec "$NS_B" cat "/sys/class/net/$VETH_B/statistics/tx_bytes")))

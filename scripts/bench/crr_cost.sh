@@ -14,6 +14,8 @@
 # Columns: arm,connections,p50_us,p90_us,client_cpu_us,server_cpu_us,client_syscalls,server_syscalls
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+# shellcheck source=scripts/bench/lib.sh
+source scripts/bench/lib.sh
 
 count=3000
 arms="kernel-plain kernel-robust udp-plain udp-robust"
@@ -47,16 +49,6 @@ trap cleanup EXIT
 ip netns add "$NS"
 ip -n "$NS" link set lo up
 in_ns() { ip netns exec "$NS" "$@"; }
-listening() {  # PROTO PORT
-  local flag=-ltn
-  [ "$1" = udp ] && flag=-lun
-  for _ in $(seq 300); do
-    in_ns ss -H "$flag" "sport = :$2" | grep -q . && return 0
-    sleep 0.02
-  done
-  echo "crr_cost: nothing listening on $1 port $2" >&2
-  exit 1
-}
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 
 exec 3>&1
@@ -65,7 +57,7 @@ echo "arm,connections,p50_us,p90_us,client_cpu_us,server_cpu_us,client_syscalls,
 
 ip netns exec "$NS" python3 "$DRIVER" serve-crr --port "$TARGET" >/dev/null 2>"$WORK/serve.err" &
 PIDS+=($!)
-listening tcp "$TARGET"
+listening "$NS" tcp "$TARGET"
 hz=$(getconf CLK_TCK)
 for arm in $arms; do
   case "$arm" in
@@ -78,11 +70,11 @@ for arm in $arms; do
   ip netns exec "$NS" "$BIN/tt-tunnel" server --listen "$TUNNEL" --forward "127.0.0.1:$TARGET" \
     --max-connections 100000 "${flags[@]}" -q >/dev/null 2>"$WORK/server.err" &
   server=$!
-  listening "$proto" "$TUNNEL"
+  listening "$NS" "$proto" "$TUNNEL"
   ip netns exec "$NS" "$BIN/tt-tunnel" client --listen "127.0.0.1:$LOCAL" --to "127.0.0.1:$TUNNEL" \
     --max-connections 100000 "${flags[@]}" -q >/dev/null 2>"$WORK/client.err" &
   client=$!
-  listening tcp "$LOCAL"
+  listening "$NS" tcp "$LOCAL"
   stats=()
   if [ "$have_perf" = 1 ]; then
     # perf stat counts until its command (a sleep) ends: background jobs of a
