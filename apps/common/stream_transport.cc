@@ -83,7 +83,7 @@ tcp::TcpConfig transfer_tcp_config(const TransportOptions& options) {
   // interactive profile, --delayed-ack-ms 40) must not look like a loss.
   config.rto_min =
       std::max<Duration>(config.rto_min, std::chrono::milliseconds(options.delayed_ack_ms + 10));
-  config.nagle = false;  // the protocol writes whole frames; the last one must not wait
+  config.nagle = options.nagle;
   return config;
 }
 
@@ -322,7 +322,7 @@ std::optional<std::string> validate(const TransportOptions& options) {
           std::pair{"--no-sack", !options.sack},
           std::pair{"--no-delayed-ack", !options.delayed_ack},
           std::pair{"--delayed-ack-ms", options.delayed_ack_ms != kBulkDelayedAckMs},
-          std::pair{"--dev", !options.dev.empty()}}) {
+          std::pair{"--nagle", options.nagle}, std::pair{"--dev", !options.dev.empty()}}) {
       if (set) {
         return fmt::format("{} applies to the udp and tun transports, not kernel", flag);
       }
@@ -357,6 +357,9 @@ void add_transport_flags(CLI::App& app, TransportFlags& flags) {
                  "follow it, so give both ends the same value (Linux: 40) (udp/tun)")
       ->check(CLI::Range(1, 500))
       ->capture_default_str();
+  app.add_flag("--nagle", o.nagle,
+               "Nagle's algorithm: a small segment waits while data is unacknowledged, as "
+               "kernel TCP does by default (udp/tun; default off)");
   app.add_option("--loss", flags.loss, "Random loss each way, e.g. 5% (udp/tun)");
   app.add_option("--delay", flags.delay, "Added one-way delay, e.g. 10ms (udp/tun)");
   app.add_option("--jitter", flags.jitter, "Delay jitter, e.g. 2ms (udp/tun)");

@@ -42,6 +42,10 @@ struct TransportOptions {
   // waits up to 40). The timers that allow for the peer's delayed ACK (tail
   // loss probe, minimum RTO) follow it, so both ends should use one value.
   uint32_t delayed_ack_ms = kBulkDelayedAckMs;
+  // Nagle's algorithm (RFC 896, Linux's default): a small segment waits while
+  // data is unacknowledged. Off in the bulk profile: the file protocol writes
+  // whole frames and the last one must not wait.
+  bool nagle = false;
   std::string impair;  // impairment spec for our transports, each direction
   std::string pcap;
   std::string trace;  // CSV file of the sender's state over time
@@ -59,8 +63,8 @@ struct TransportOptions {
 std::optional<std::string> validate(const TransportOptions& options);
 
 // The command-line flags both file apps share: --transport, --dev, --cc,
-// --no-sack, --no-delayed-ack, --delayed-ack-ms, --loss/--delay/--jitter/--reorder/--duplicate
-// (each direction),
+// --no-sack, --no-delayed-ack, --delayed-ack-ms, --nagle,
+// --loss/--delay/--jitter/--reorder/--duplicate (each direction),
 // --impair SPEC (the full impairment syntax), --seed, --pcap, --trace,
 // --robust.
 struct TransportFlags {

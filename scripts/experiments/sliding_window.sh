@@ -10,14 +10,16 @@
 # with random 2-19 ms gaps (tt-perf echo, a seed per run, in the CSV), the
 # server echoes, the client checks the echo (SHA-256). Arms: tinytcp in the
 # UDP tunnel with SACK (sack) and without (nosack), with SACK and Linux's 40 ms
-# delayed ACK at both ends instead of the bulk profile's 5 ms (sack40), kernel TCP with cubic and
+# delayed ACK at both ends instead of the bulk profile's 5 ms (sack40), the same with Nagle's
+# algorithm at both ends too (linux: Linux's defaults for both), kernel TCP with cubic and
 # bbr, and kcptun (Debian's kcptun-client/-server, fast3, no crypt, carrying
 # kernel TCP from tt-perf). Packets the client sent: the TX counter of A's
 # device towards B (offloads off, so one count is one packet), and the
-# sender's own count (tt-perf's JSON) for tinytcp and kernel TCP.
+# sender's own count (tt-perf's JSON) for tinytcp and kernel TCP; and the
+# median and 99th percentile of the messages' echo latency.
 #
 # Usage: sliding_window.sh [--quick] [--bin DIR] [--out CSV] [--trials N]
-#                          [--rates "10 20 ..."] [--arms "sack nosack sack40 cubic bbr kcptun"]
+#                          [--rates "10 20 ..."] [--arms "sack nosack sack40 linux cubic bbr kcptun"]
 #                          [--routers "kernel tinyrouter"]
 #   --quick   100 messages, rates 10 and 50, arms sack and nosack (CI; kernel
 #             TCP at high loss takes minutes: its RTO backs off)
@@ -140,6 +142,11 @@ if [[ " $arms " == *" sack40 "* ]]; then
     2>"$work/server-udp40.err" &
   pids+=($!)
 fi
+if [[ " $arms " == *" linux "* ]]; then
+  ip netns exec "$NC" "$BIN/tt-perf" server --listen 7306 --transport udp --delayed-ack-ms 40 \
+    --nagle -q 2>"$work/server-udp-linux.err" &
+  pids+=($!)
+fi
 kcp_flags=(--mode fast3 --sndwnd 4096 --rcvwnd 4096 --crypt none --nocomp --quiet)
 if [[ " $arms " == *" kcptun "* ]]; then
   ip netns exec "$NC" kcptun-server --listen ":7302" --target "127.0.0.1:7301" "${kcp_flags[@]}" \
@@ -158,7 +165,7 @@ tx_packets() {  # DEV: packets A's device sent
   ip netns exec "$NA" cat "/sys/class/net/$1/statistics/tx_packets"
 }
 mkdir -p "$(dirname "$OUT")"
-echo "router,loss_pct,arm,trial,seed,messages,completed,verified,seconds,client_packets,sender_packets" >"$OUT"
+echo "router,loss_pct,arm,trial,seed,messages,completed,verified,seconds,client_packets,sender_packets,latency_p50_ms,latency_p99_ms" >"$OUT"
 run_number=0
 run_arm() {  # ROUTER LOSS ARM TRIAL
   local router=$1 loss=$2 arm=$3 trial=$4
@@ -169,6 +176,7 @@ run_arm() {  # ROUTER LOSS ARM TRIAL
     sack) flags=(--transport udp --to "$server:7300") ;;
     nosack) flags=(--transport udp --to "$server:7300" --no-sack) ;;
     sack40) flags=(--transport udp --to "$server:7305" --delayed-ack-ms 40) ;;
+    linux) flags=(--transport udp --to "$server:7306" --delayed-ack-ms 40 --nagle) ;;
     cubic | bbr) flags=(--transport kernel --to "$server:7301" --cc "$arm") ;;
     kcptun) flags=(--transport kernel --to "127.0.0.1:$([ "$router" = kernel ] && echo 7303 || echo 7304)") ;;
   esac
@@ -180,7 +188,7 @@ run_arm() {  # ROUTER LOSS ARM TRIAL
   local seed=$((trial * 100000 + run_number))
   local before after completed=true
   # SW_PCAP_DIR=DIR: tinytcp's packets of each run captured there (debugging).
-  if [ -n "${SW_PCAP_DIR:-}" ] && [[ $arm == sack* || $arm == nosack ]]; then
+  if [ -n "${SW_PCAP_DIR:-}" ] && [[ $arm == sack* || $arm == nosack || $arm == linux ]]; then
     flags+=(--pcap "$SW_PCAP_DIR/$router-$loss-$arm-$trial.pcap")
   fi
   before=$(tx_packets "$dev")
@@ -191,21 +199,23 @@ run_arm() {  # ROUTER LOSS ARM TRIAL
     echo "  $router $loss% $arm: $(tail -n 1 "$work/run.err")" >&2
   fi
   after=$(tx_packets "$dev")
-  local fields="false,,"
+  local fields="false,,,,"
   if [ -s "$work/run.json" ]; then
     fields=$(python3 - "$work/run.json" "$arm" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
 sent = r["packets"]["sent"] if sys.argv[2] != "kcptun" else ""
 verified = str(r.get("verified", False)).lower()
-print(f'{verified},{r["seconds"]:.3f},{sent}')
+lat = r.get("latency_us")
+p50, p99 = (f'{lat["p50"] / 1000:.1f}', f'{lat["p99"] / 1000:.1f}') if lat else ("", "")
+print(f'{verified},{r["seconds"]:.3f},{sent},{p50},{p99}')
 PY
 )
   fi
-  IFS=, read -r verified seconds sent <<<"$fields"
-  echo "$router,$loss,$arm,$trial,$seed,$messages,$completed,$verified,$seconds,$((after - before)),$sent" >>"$OUT"
-  printf '%-10s %2s%% %-6s trial %s: %8s s, client packets %6s, verified %s\n' \
-    "$router" "$loss" "$arm" "$trial" "$seconds" "$((after - before))" "$verified"
+  IFS=, read -r verified seconds sent p50 p99 <<<"$fields"
+  echo "$router,$loss,$arm,$trial,$seed,$messages,$completed,$verified,$seconds,$((after - before)),$sent,$p50,$p99" >>"$OUT"
+  printf '%-10s %2s%% %-6s trial %s: %8s s, client packets %6s, latency p50/p99 %s/%s ms, verified %s\n' \
+    "$router" "$loss" "$arm" "$trial" "$seconds" "$((after - before))" "$p50" "$p99" "$verified"
 }
 
 for loss in $rates; do

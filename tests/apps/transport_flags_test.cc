@@ -1,5 +1,5 @@
 // The transport flags the file apps and tt-perf share (common/stream_transport.hh):
-// the delayed-ACK bound and the timers that follow it.
+// the delayed-ACK bound and the timers that follow it, and Nagle's algorithm.
 
 #include <gtest/gtest.h>
 
@@ -41,6 +41,17 @@ TEST(TransportFlagsTest, TheBulkProfileDelaysAnAckAtMostFiveMs) {
   EXPECT_EQ(c.delayed_ack_timeout, milliseconds(5));
   EXPECT_EQ(c.tlp_max_ack_delay, milliseconds(10));
   EXPECT_EQ(c.rto_min, milliseconds(30));
+  EXPECT_FALSE(c.nagle);  // whole frames: the last one must not wait
+}
+
+TEST(TransportFlagsTest, NagleIsOnlyOnWhenAsked) {
+  const auto o = parse({"--nagle", "--delayed-ack-ms", "40"});
+  ASSERT_TRUE(o);
+  EXPECT_TRUE(transfer_tcp_config(*o).nagle);
+  const auto kernel = parse({"--transport", "kernel", "--nagle"});
+  ASSERT_FALSE(kernel);  // kernel streams set TCP_NODELAY; the flag would be ignored
+  EXPECT_NE(kernel.error().find("--nagle applies to the udp and tun transports"),
+            std::string::npos);
 }
 
 TEST(TransportFlagsTest, ALongerDelayedAckMovesThePeersTimersToo) {
