@@ -12,6 +12,10 @@
 #include <cstring>
 #include <stdexcept>
 
+#ifdef TINYTCP_HAVE_LIBURING
+#include <liburing.h>
+#endif
+
 #include "util/buffer.hh"
 #include "wire/ipv4.hh"
 
@@ -25,7 +29,26 @@ namespace {
 
 }  // namespace
 
-TunCeilingLink::TunCeilingLink(const std::string& dev, uint32_t local_ip, uint32_t peer_ip)
+#ifdef TINYTCP_HAVE_LIBURING
+struct TunCeilingLink::Uring {
+  io_uring ring{};
+  int queued = 0;
+  char out[kUringBatch][sizeof(TunCeilingLink::out_)];
+};
+
+bool uring_available() {
+  return true;
+}
+#else
+struct TunCeilingLink::Uring {};
+
+bool uring_available() {
+  return false;
+}
+#endif
+
+TunCeilingLink::TunCeilingLink(const std::string& dev, uint32_t local_ip, uint32_t peer_ip,
+                               LinkIo io)
     : local_ip_(local_ip), peer_ip_(peer_ip) {
   if (dev.empty() || dev.size() >= IFNAMSIZ) {
     throw std::runtime_error("bad device name '" + dev + "'");
@@ -52,15 +75,86 @@ TunCeilingLink::TunCeilingLink(const std::string& dev, uint32_t local_ip, uint32
     errno = saved;
     fail("TUNSETOFFLOAD 0 " + dev);
   }
+  if (io == LinkIo::kUring) {
+#ifdef TINYTCP_HAVE_LIBURING
+    uring_ = std::make_unique<Uring>();
+    const int r = io_uring_queue_init(2 * kUringBatch, &uring_->ring, 0);
+    if (r < 0) {
+      uring_.reset();
+      ::close(fd_);
+      errno = -r;
+      fail("io_uring_queue_init");
+    }
+#else
+    ::close(fd_);
+    throw std::runtime_error("built without liburing (Debian: liburing-dev): no io_uring mode");
+#endif
+  }
 }
 
 TunCeilingLink::~TunCeilingLink() {
+#ifdef TINYTCP_HAVE_LIBURING
+  if (uring_) {
+    io_uring_queue_exit(&uring_->ring);
+  }
+#endif
   ::close(fd_);
+}
+
+void TunCeilingLink::write_now(const char* data, size_t size) {
+  const ssize_t n = ::write(fd_, data, size);
+  if (n < 0) {
+    fail("write to the TUN device");
+  }
+  ++counters_.writes;
+}
+
+void TunCeilingLink::flush() {
+#ifdef TINYTCP_HAVE_LIBURING
+  if (!uring_ || uring_->queued == 0) {
+    return;
+  }
+  const int queued = uring_->queued;
+  uring_->queued = 0;
+  const int r = io_uring_submit_and_wait(&uring_->ring, static_cast<unsigned>(queued));
+  if (r < 0) {
+    errno = -r;
+    fail("io_uring_submit_and_wait");
+  }
+  ++counters_.enters;
+  int reaped = 0;
+  while (reaped < queued) {
+    io_uring_cqe* cqe = nullptr;
+    const int w = io_uring_wait_cqe(&uring_->ring, &cqe);
+    if (w < 0) {
+      errno = -w;
+      fail("io_uring_wait_cqe");
+    }
+    const int res = cqe->res;
+    const size_t expected = static_cast<size_t>(io_uring_cqe_get_data64(cqe));
+    io_uring_cqe_seen(&uring_->ring, cqe);
+    ++reaped;
+    if (res < 0) {
+      errno = -res;
+      fail("io_uring WRITE to the TUN device");
+    }
+    if (static_cast<size_t>(res) != expected) {
+      throw std::runtime_error("io_uring WRITE to the TUN device was short");
+    }
+    ++counters_.writes;
+  }
+#endif
 }
 
 void TunCeilingLink::send(const wire::TcpHeader& header, std::string_view payload) {
   const size_t tcp_size = wire::tcp_header_size(header) + payload.size();
-  BufferWriter out(out_, sizeof out_);
+  char* buffer = out_;  // kUring: the next queued datagram's own buffer
+#ifdef TINYTCP_HAVE_LIBURING
+  if (uring_) {
+    buffer = uring_->out[uring_->queued];
+  }
+#endif
+  BufferWriter out(buffer, sizeof out_);
   wire::Ipv4Header ip;
   ip.total_length = static_cast<uint16_t>(wire::Ipv4Header::kMinSize + tcp_size);
   ip.id = ip_id_++;
@@ -72,11 +166,22 @@ void TunCeilingLink::send(const wire::TcpHeader& header, std::string_view payloa
   if (!wire::serialize_tcp(header, payload, local_ip_, peer_ip_, out) || !out.ok()) {
     throw std::runtime_error("segment does not fit in one datagram");
   }
-  const ssize_t n = ::write(fd_, out_, out.size());
-  if (n < 0) {
-    fail("write to the TUN device");
+#ifdef TINYTCP_HAVE_LIBURING
+  if (uring_) {
+    Uring& u = *uring_;
+    io_uring_sqe* sqe = io_uring_get_sqe(&u.ring);
+    if (sqe == nullptr) {
+      throw std::runtime_error("io_uring submission queue full");
+    }
+    io_uring_prep_write(sqe, fd_, buffer, static_cast<unsigned>(out.size()), 0);
+    io_uring_sqe_set_data64(sqe, out.size());
+    if (++u.queued == kUringBatch) {
+      flush();
+    }
+    return;
   }
-  ++counters_.writes;
+#endif
+  write_now(out_, out.size());
 }
 
 std::optional<wire::TcpView> TunCeilingLink::receive(bool* idle) {

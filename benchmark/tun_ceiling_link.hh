@@ -6,6 +6,11 @@
 // (tun_write_ceiling, tun_read_ceiling), which measure what one read or write
 // per packet costs on this machine with no TCP stack in the way.
 //
+// LinkIo::kUring (built only with liburing) keeps one write per datagram but
+// not one system call per write: send() queues an io_uring WRITE, and flush()
+// (or a full queue of kUringBatch) submits every queued WRITE in one
+// io_uring_enter and reaps their completions. Reads stay one read(2) each.
+//
 // Headers are built and parsed by wire/'s serializers (correct IPv4 and TCP
 // checksums over header and payload, as any stack on a plain device must
 // compute). Datagrams that are not IPv4/TCP of this connection's 4-tuple are
@@ -13,6 +18,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -22,23 +28,38 @@
 namespace tinytcp::bench {
 
 struct TunCeilingCounters {
-  uint64_t writes = 0;   // write(2) calls, one datagram each
+  uint64_t writes = 0;   // datagrams written (write(2) calls, or io_uring WRITEs)
   uint64_t reads = 0;    // read(2) calls that returned a datagram
   uint64_t ignored = 0;  // datagrams read that are not this connection's
+  uint64_t enters = 0;   // io_uring_enter calls that submitted WRITEs (kUring)
 };
+
+enum class LinkIo { kSyscall, kUring };
+
+// True when this build has liburing (LinkIo::kUring is usable).
+bool uring_available();
 
 class TunCeilingLink {
  public:
+  static constexpr int kUringBatch = 64;  // WRITEs queued before flush() is forced
+
   // Opens the existing device `dev` (e.g. "tun144") non-blocking; throws
-  // std::runtime_error with the reason when it cannot.
-  TunCeilingLink(const std::string& dev, uint32_t local_ip, uint32_t peer_ip);
+  // std::runtime_error with the reason when it cannot (also when `io` is
+  // kUring and io_uring cannot be set up, or the build has no liburing).
+  TunCeilingLink(const std::string& dev, uint32_t local_ip, uint32_t peer_ip,
+                 LinkIo io = LinkIo::kSyscall);
   ~TunCeilingLink();
   TunCeilingLink(const TunCeilingLink&) = delete;
   TunCeilingLink& operator=(const TunCeilingLink&) = delete;
 
   // Serializes IPv4 + `header` + `payload` (local -> peer) and writes it in one
-  // write(2). Throws on a write error.
+  // write(2) (kUring: queues one WRITE; written at the next flush()). Throws on
+  // a write error.
   void send(const wire::TcpHeader& header, std::string_view payload);
+
+  // kUring: submits the queued WRITEs in one io_uring_enter and waits for their
+  // completions; throws if one failed or was short. kSyscall: nothing to do.
+  void flush();
 
   // One read(2): the TCP segment from the peer if one was waiting (payload
   // aliases an internal buffer, valid until the next call), nullopt when the
@@ -52,7 +73,12 @@ class TunCeilingLink {
   const TunCeilingCounters& counters() const { return counters_; }
 
  private:
+  struct Uring;  // liburing's ring and the queued datagrams, only with kUring
+
+  void write_now(const char* data, size_t size);
+
   int fd_ = -1;
+  std::unique_ptr<Uring> uring_;
   uint32_t local_ip_;
   uint32_t peer_ip_;
   uint16_t ip_id_ = 0;

@@ -6,6 +6,9 @@
 #
 #   ceiling send:     tun_write_ceiling (one write(2) per 1460-byte segment,
 #                     no stack) -> socat (kernel) on tun144
+#   ceiling-uring send: the same WRITEs, each burst of up to 64 submitted in
+#                     one io_uring_enter (tun_write_ceiling --io uring; left
+#                     out when the build has no liburing)
 #   ceiling receive:  socat (kernel) -> tun_read_ceiling (one read(2) per
 #                     segment, ACK every second one, no stack)
 #   ceiling-batch receive: the same, one ACK only when the device is empty
@@ -85,7 +88,9 @@ record_void() {  # path direction trial reason
 }
 field() { sed -n "s/.*\b$1=\([0-9.]*\).*/\1/p" "$2"; }  # key file
 
-ceiling_send() {  # trial
+ceiling_send() {  # path io trial
+  local path=$1 io=$2
+  shift 2
   ip netns exec "$NS" socat -u TCP-LISTEN:5010,reuseaddr OPEN:/dev/null &
   local sink=$!
   PIDS+=("$sink")
@@ -93,16 +98,16 @@ ceiling_send() {  # trial
   local t0 t1 rc=0
   t0=$(now)
   ip netns exec "$NS" "$BIN/tun_write_ceiling" --dev tun144 --port 5010 --bytes "$n_bytes" \
-    >"$WORK/ceil.out" 2>&1 || rc=$?
+    --io "$io" >"$WORK/ceil.out" 2>&1 || rc=$?
   t1=$(now)
   if [ "$rc" -ne 0 ]; then
     kill "$sink" 2>/dev/null || true
     wait "$sink" 2>/dev/null || true
-    record_void ceiling send "$1" "$(tail -1 "$WORK/ceil.out")"
+    record_void "$path" send "$1" "$(tail -1 "$WORK/ceil.out")"
     return
   fi
   wait "$sink" || true
-  record ceiling send "$1" "$t0" "$t1" "$(field gbps "$WORK/ceil.out")" \
+  record "$path" send "$1" "$t0" "$t1" "$(field gbps "$WORK/ceil.out")" \
     "$(field sys_us_per_write "$WORK/ceil.out")"
 }
 ceiling_receive() {  # path ack_every trial
@@ -156,9 +161,15 @@ kernel_veth() {  # trial
   record kernel veth "$1" "$t0" "$t1"
 }
 
+uring=yes
+if "$BIN/tun_write_ceiling" --io uring --dev '' 2>&1 | grep -q 'without liburing'; then
+  uring=no
+  echo "bench-tun-ceiling: built without liburing; no ceiling-uring row"
+fi
 echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg) ($(nproc) CPUs)"
 for trial in $(seq "$trials"); do
-  ceiling_send "$trial"
+  ceiling_send ceiling write "$trial"
+  if [ "$uring" = yes ]; then ceiling_send ceiling-uring uring "$trial"; fi
   ceiling_receive ceiling 2 "$trial"
   ceiling_receive ceiling-batch 0 "$trial"
   tinytcp plain "$trial"
@@ -180,7 +191,7 @@ for (path, direction), m in sorted(med.items()):
     extra = ""
     if path != "kernel" and kernel:
         extra += f"  ({m / kernel:.2f} of kernel over veth)"
-    for ceiling in ("ceiling", "ceiling-batch"):
+    for ceiling in ("ceiling", "ceiling-batch", "ceiling-uring"):
         if path == "tinytcp" and med.get((ceiling, direction)):
             extra += f"  ({m / med[(ceiling, direction)]:.2f} of {ceiling})"
     print(f"median {path:13} {direction:8} {m:7.2f} Gbit/s"

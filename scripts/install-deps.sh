@@ -7,6 +7,7 @@ PACKAGES=(
   cmake ninja-build g++ clang clang-format clang-tidy libclang-rt-14-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libfmt-dev libspdlog-dev libssl-dev libpcap-dev libcli11-dev nlohmann-json3-dev
+  liburing-dev
   iproute2 iptables ethtool iputils-ping tcpdump tshark curl socat procps
   kcptun sockperf
   python3 python3-matplotlib python3-scapy
