@@ -42,7 +42,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     last_release = now;
     ++released;
   };
-  const std::string packet(1500, 'p');
+  static const std::string packet(1500, 'p');
   while (in.ok() && in.remaining() > 0) {
     const uint8_t op = in.u8();
     if (op & 1) {

@@ -13,10 +13,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace tinytcp;
   BufferReader in(std::string_view(reinterpret_cast<const char*>(data), size));
   const uint64_t capacity = in.u8() + 1u;
-  std::string truth(4096, '\0');
-  for (size_t i = 0; i < truth.size(); ++i) {
-    truth[i] = static_cast<char>((i * 131) ^ (i >> 7));
-  }
+  // The true stream, built once: building it per input was a third of the time.
+  static const std::string truth = [] {
+    std::string s(4096, '\0');
+    for (size_t i = 0; i < s.size(); ++i) {
+      s[i] = static_cast<char>((i * 131) ^ (i >> 7));
+    }
+    return s;
+  }();
   const uint64_t initial_ring = in.u8() % capacity + 1u;  // growth is fuzzed too
   stream::ByteStream stream(capacity, initial_ring);
   stream::Reassembler reassembler(stream);

@@ -55,7 +55,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   } else {
     conn.connect(now);
   }
-  const std::string payload(3000, 'p');
+  static const std::string payload(3000, 'p');
   while (in.ok() && in.remaining() > 0) {
     const uint8_t op = in.u8();
     switch (op % 6) {
