@@ -10,7 +10,24 @@ seconds=${1:-30}
 filter=${2:-}
 
 cmake --preset fuzz >/dev/null
-cmake --build --preset fuzz -j "$(nproc)"
+# Build what will run (with a filter, only its targets), under the shared build
+# lock where there is one (the shared development machine; not in CI).
+build_targets=()
+for src in tests/fuzz/fuzz_*.cc; do
+  name=$(basename "$src" .cc)
+  if [ -z "$filter" ] || [[ "$name" == *"$filter"* ]]; then
+    build_targets+=("$name")
+  fi
+done
+if [ "${#build_targets[@]}" -eq 0 ]; then
+  echo "fuzz: no target matches '$filter'" >&2
+  exit 2
+fi
+lock=()
+if [ -d /tmp/locks ]; then
+  lock=(flock /tmp/locks/build)
+fi
+"${lock[@]}" cmake --build --preset fuzz -j "$(nproc)" --target "${build_targets[@]}"
 mkdir -p build/fuzz/artifacts build/fuzz/corpus
 status=0
 for bin in build/fuzz/bin/fuzz_*; do
