@@ -11,7 +11,8 @@
 # server echoes, the client checks the echo (SHA-256). Arms: tinytcp in the
 # UDP tunnel with SACK (sack) and without (nosack), with SACK and Linux's 40 ms
 # delayed ACK at both ends instead of the bulk profile's 5 ms (sack40), the same with Nagle's
-# algorithm at both ends too (linux: Linux's defaults for both), kernel TCP with cubic and
+# algorithm at both ends too (linux: Linux's defaults for both), the same with Nagle at the
+# echo server only (nagle-server: the client sends each message at once), kernel TCP with cubic and
 # bbr, and kcptun (Debian's kcptun-client/-server, fast3, no crypt, carrying
 # kernel TCP from tt-perf). Packets the client sent: the TX counter of A's
 # device towards B (offloads off, so one count is one packet), and the
@@ -19,7 +20,7 @@
 # median and 99th percentile of the messages' echo latency.
 #
 # Usage: sliding_window.sh [--quick] [--bin DIR] [--out CSV] [--trials N]
-#                          [--rates "10 20 ..."] [--arms "sack nosack sack40 linux cubic bbr kcptun"]
+#                          [--rates "10 20 ..."] [--arms "sack nosack sack40 linux nagle-server cubic bbr kcptun"]
 #                          [--routers "kernel tinyrouter"]
 #   --quick   100 messages, rates 10 and 50, arms sack and nosack (CI; kernel
 #             TCP at high loss takes minutes: its RTO backs off)
@@ -142,7 +143,7 @@ if [[ " $arms " == *" sack40 "* ]]; then
     2>"$work/server-udp40.err" &
   pids+=($!)
 fi
-if [[ " $arms " == *" linux "* ]]; then
+if [[ " $arms " == *" linux "* || " $arms " == *" nagle-server "* ]]; then
   ip netns exec "$NC" "$BIN/tt-perf" server --listen 7306 --transport udp --delayed-ack-ms 40 \
     --nagle -q 2>"$work/server-udp-linux.err" &
   pids+=($!)
@@ -177,6 +178,7 @@ run_arm() {  # ROUTER LOSS ARM TRIAL
     nosack) flags=(--transport udp --to "$server:7300" --no-sack) ;;
     sack40) flags=(--transport udp --to "$server:7305" --delayed-ack-ms 40) ;;
     linux) flags=(--transport udp --to "$server:7306" --delayed-ack-ms 40 --nagle) ;;
+    nagle-server) flags=(--transport udp --to "$server:7306" --delayed-ack-ms 40) ;;
     cubic | bbr) flags=(--transport kernel --to "$server:7301" --cc "$arm") ;;
     kcptun) flags=(--transport kernel --to "127.0.0.1:$([ "$router" = kernel ] && echo 7303 || echo 7304)") ;;
   esac
@@ -188,7 +190,7 @@ run_arm() {  # ROUTER LOSS ARM TRIAL
   local seed=$((trial * 100000 + run_number))
   local before after completed=true
   # SW_PCAP_DIR=DIR: tinytcp's packets of each run captured there (debugging).
-  if [ -n "${SW_PCAP_DIR:-}" ] && [[ $arm == sack* || $arm == nosack || $arm == linux ]]; then
+  if [ -n "${SW_PCAP_DIR:-}" ] && [[ $arm == sack* || $arm == nosack || $arm == linux || $arm == nagle-server ]]; then
     flags+=(--pcap "$SW_PCAP_DIR/$router-$loss-$arm-$trial.pcap")
   fi
   before=$(tx_packets "$dev")
