@@ -62,6 +62,9 @@ install(FILES ${PROJECT_BINARY_DIR}/tinytcpConfig.cmake
 # pkg-config: relocatable (the prefix is found from the .pc file's place), so
 # `cmake --install --prefix DIR` and the .deb both work.
 file(RELATIVE_PATH TINYTCP_PC_PREFIX /prefix/${CMAKE_INSTALL_LIBDIR}/pkgconfig /prefix)
+if(LIBURING_FOUND)  # io/uring_writer
+  string(APPEND pc_libs " -luring")
+endif()
 string(STRIP "${pc_libs}" TINYTCP_PC_LIBS)
 set(TINYTCP_PC_CFLAGS "-DSPDLOG_ACTIVE_LEVEL=SPDLOG_LEVEL_DEBUG")
 if(TINYTCP_DCHECKS)

@@ -11,7 +11,9 @@
 # Modes: plain (--dev tun144+nooffload: one read or write per packet, path
 # "tinytcp") and offload (--dev tun144+offload: IFF_VNET_HDR, GSO
 # super-packets in, TSO out, path "offload"; what a plain tun144 gets by
-# default where the kernel has it). --loss drops that share of the packets each way at random: on
+# default where the kernel has it) and uring (--dev tun144+uring: plain
+# packets, each loop pass's writes in one io_uring_enter, path "uring").
+# --loss drops that share of the packets each way at random: on
 # the kernel side by iptables (statistic match on INPUT of tun144 and of both
 # veth ends), on ours by the impairment stage on what we receive
 # (--impair-in loss=P), so every direction loses P once. In offload mode a
@@ -57,8 +59,8 @@ done
 n_bytes=$(numfmt --from=iec "$bytes")
 for mode in $modes; do
   case "$mode" in
-    plain | offload) ;;
-    *) echo "bench-tun: unknown mode $mode (plain, offload)" >&2; exit 2 ;;
+    plain | offload | uring) ;;
+    *) echo "bench-tun: unknown mode $mode (plain, offload, uring)" >&2; exit 2 ;;
   esac
 done
 for family in $families; do
@@ -127,6 +129,7 @@ record() {  # path direction mtu trial seconds [family [serve_cpu_ns]]
 start_serve() {  # mode
   local dev=tun144+nooffload
   [ "$1" = offload ] && dev=tun144+offload
+  [ "$1" = uring ] && dev=tun144+uring
   ip netns exec "$NS" "${pin_serve[@]}" "$BIN/tt-serve" -q --dev "$dev" "${impair[@]}" ${cc:+--cc "$cc"} --discard 9 \
     --http "$WORK" >"$WORK/serve.out" 2>&1 &
   SERVE=$!
@@ -152,6 +155,7 @@ for mtu in $mtus; do
     for mode in $modes; do
       path=tinytcp
       [ "$mode" = offload ] && path=offload
+      [ "$mode" = uring ] && path=uring
       start_serve "$mode"
       order=$families
       if [ $((trial % 2)) -eq 0 ]; then

@@ -126,6 +126,57 @@ KernelDevice::KernelDevice(const KernelDeviceConfig& config, short flags, LinkTy
     txqueuelen_ = static_cast<uint32_t>(q.ifr_qlen);
   }
   refresh_mtu();
+  start_uring(config);
+}
+
+void KernelDevice::start_uring(const KernelDeviceConfig& config) {
+  if (!config.uring) {
+    return;
+  }
+  if (offload_) {
+    spdlog::info("{}: io_uring not used: with offload a batch already leaves in few writes", name_);
+    return;
+  }
+  std::string why;
+  uring_ = UringWriter::create(fd_.get(), &why);
+  if (!uring_) {
+    spdlog::warn("{}: io_uring unavailable ({}): one write() per packet", name_, why);
+    return;
+  }
+  uring_done_ = [this](size_t index, int result) {
+    const std::string_view packet = uring_packets_[index];
+    if (result < 0) {
+      errno = -result;
+    }
+    count_send(result >= 0, packet);
+  };
+  spdlog::info("{}: io_uring: up to {} writes per io_uring_enter", name_, UringWriter::kEntries);
+}
+
+void KernelDevice::send_batch_uring(const std::string_view* packets, size_t count) {
+  // Too big for the device: counted and left out here, as send() does.
+  size_t i = 0;
+  while (i < count) {
+    size_t n = 0;
+    while (i + n < count && packets[i + n].size() <= mtu_ + link_header_bytes()) {
+      ++n;
+    }
+    uring_packets_ = packets + i;
+    const size_t written = n > 1 && uring_ ? uring_->write(packets + i, n, uring_done_) : 0;
+    if (uring_ && uring_->broken()) {
+      spdlog::warn("{}: io_uring submission failed: one write() per packet from now on", name_);
+      uring_.reset();
+    }
+    for (size_t k = written; k < n; ++k) {  // one packet, or a ring that broke
+      send(packets[i + k]);
+    }
+    i += n;
+    if (i < count) {
+      send(packets[i]);  // the oversized one: counted as too big
+      ++i;
+    }
+  }
+  uring_packets_ = nullptr;
 }
 
 void KernelDevice::refresh_mtu() {
@@ -243,6 +294,10 @@ void KernelDevice::send_with_header(const char* header, std::string_view packet)
 }
 
 void KernelDevice::send_batch(const std::string_view* packets, size_t count) {
+  if (uring()) {
+    send_batch_uring(packets, count);
+    return;
+  }
   if (!offload_ || type_ == LinkType::kEthernet) {
     for (size_t i = 0; i < count; ++i) {
       send(packets[i]);

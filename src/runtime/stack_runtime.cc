@@ -89,6 +89,10 @@ constexpr uint16_t kEtherTypeIpv6 = 0x86dd;
 
 StackRuntime::StackRuntime(RuntimeOptions options) : options_(std::move(options)) {
   using Offload = RuntimeOptions::Offload;
+  if (const auto plus = options_.dev.find("+uring"); plus != std::string::npos) {
+    options_.dev.erase(plus, std::string_view("+uring").size());
+    options_.uring = true;
+  }
   for (const auto& [suffix, mode] :
        {std::pair<std::string_view, Offload>{"+offload", Offload::kOn},
         std::pair<std::string_view, Offload>{"+nooffload", Offload::kOff}}) {
@@ -97,6 +101,9 @@ StackRuntime::StackRuntime(RuntimeOptions options) : options_(std::move(options)
       options_.dev.resize(options_.dev.size() - suffix.size());
       options_.offload = mode;
     }
+  }
+  if (options_.uring && options_.offload == Offload::kAuto) {
+    options_.offload = Offload::kOff;  // io_uring batches plain writes
   }
   const std::string& dev = options_.dev;
   if (options_.offload == Offload::kOn && !device_number(dev, "tun")) {
@@ -125,6 +132,7 @@ StackRuntime::StackRuntime(RuntimeOptions options) : options_(std::move(options)
     device_ = std::make_unique<io::UdpTunnel>(config);
   } else if ((subnet = device_number(dev, "tun"))) {
     io::KernelDeviceConfig config{dev};
+    config.uring = options_.uring;
     const bool impaired =
         !options_.impair.empty() || !options_.impair_in.empty() || !options_.impair_out.empty();
     if (options_.offload == Offload::kOn ||
@@ -146,7 +154,9 @@ StackRuntime::StackRuntime(RuntimeOptions options) : options_(std::move(options)
     }
     options_.offload = config.offload ? Offload::kOn : Offload::kOff;
   } else if ((subnet = device_number(dev, "tap"))) {
-    device_ = std::make_unique<io::TapDevice>(dev);
+    io::KernelDeviceConfig config{dev};
+    config.uring = options_.uring;
+    device_ = std::make_unique<io::TapDevice>(config);
   } else {
     throw std::runtime_error(
         fmt::format("--dev {}: expected tunN, tapN or udp:PEER_IP:PORT[@LOCAL_PORT]", dev));
@@ -255,9 +265,10 @@ StackRuntime::StackRuntime(RuntimeOptions options) : options_(std::move(options)
     flush();
     report_refused();
   });
-  spdlog::debug("stack: {}{}{} on {} (mtu {}, mss {}{})", host.address, host.ipv6 ? " and " : "",
+  spdlog::debug("stack: {}{}{} on {} (mtu {}, mss {}{}{})", host.address, host.ipv6 ? " and " : "",
                 host.ipv6 ? fmt::format("{}", *host.ipv6) : "", dev, mtu, host.tcp.mss,
-                options_.offload == Offload::kOn ? ", offload" : "");
+                options_.offload == Offload::kOn ? ", offload" : "",
+                options_.uring ? ", io_uring asked for" : "");
 }
 
 StackRuntime::~StackRuntime() {

@@ -47,6 +47,12 @@ struct RuntimeOptions {
   // kAuto: tunN tries it (plain packets when the kernel refuses)
   // unless an impairment is set (that stage would see super-packets).
   bool offload_by_default = true;
+  // Plain tunN/tapN: each loop pass's batch of writes goes to the kernel in
+  // one io_uring_enter (io::UringWriter) instead of one write() per packet;
+  // write() when io_uring cannot be set up (logged). "+uring" in the device
+  // name (tun144+uring, tap10+uring) turns it on; on tunN it also means no
+  // offload unless "+offload" asks for it (then io_uring is not used).
+  bool uring = false;
   // Leave out pure ACKs that a later ACK in the same batch supersedes
   // (io/ack_coalescer.hh): one ACK per connection and loop pass under load.
   bool coalesce_acks = true;

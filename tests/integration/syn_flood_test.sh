@@ -18,7 +18,8 @@
 # builds (every SYN read, clients served in ~1 ms), 20000 in sanitizer builds,
 # which are too slow to be timed and whose allocator quarantines freed memory:
 # there the test checks that cookies let clients in, not speed or RSS.
-# Skips (77) without root, fails under CI=true.
+# SYN_FLOOD_DEV_SUFFIX is appended to tt-serve's --dev tunN (e.g. +uring: writes
+# through io_uring). Skips (77) without root, fails under CI=true.
 set -euo pipefail
 BIN=$(cd "${1:?usage: $0 BIN_DIR [tt-serve flags]}" && pwd)
 shift
@@ -62,7 +63,7 @@ fail() {
 
 ip netns add "$ns"
 ./scripts/tun.sh start "$n" --netns "$ns" >/dev/null
-ip netns exec "$ns" "$BIN/tt-serve" --dev "tun$n" --echo 7 "$@" >"$work/serve.out" \
+ip netns exec "$ns" "$BIN/tt-serve" --dev "tun$n${SYN_FLOOD_DEV_SUFFIX:-}" --echo 7 "$@" >"$work/serve.out" \
   2>"$work/serve.err" &
 serve_pid=$!
 for _ in $(seq 200); do
