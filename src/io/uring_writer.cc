@@ -74,7 +74,14 @@ bool UringWriter::write_chunk(const std::string_view* packets, size_t count, siz
     io_uring_cqe_seen(ring, cqe);
     ++reaped;
   }
-  if (nowait_ && ring_->results[0] == -EOPNOTSUPP) {
+  if (static_cast<size_t>(submitted) < count) {
+    // The kernel stopped at an entry it could not take: the rest are still in
+    // the submission queue, pointing at this batch's packets. They must never
+    // go out with a later enter, so this ring is not used again; they are
+    // reported below as not written.
+    broken_ = true;
+  }
+  if (nowait_ && !broken_ && ring_->results[0] == -EOPNOTSUPP) {
     // A descriptor without RWF_NOWAIT support: this chunk again without it
     // (nothing of it was written), and no RWF_NOWAIT from now on.
     nowait_ = false;
