@@ -23,10 +23,11 @@
 # The fuzz preset must be built (scripts/fuzz.sh builds it).
 #
 # -entropic=0: libFuzzer's entropic scheduler updates a frequency for every
-# feature of every run; for the component targets (thousands of features per
-# run) that was 30-50% of the time (perf, fuzz_host, fuzz_peer_hosts,
-# fuzz_tcp_connection). Without it fuzz_host ran 1.65x the executions in 60 s
-# from its seeds and reached more coverage (cov 3853 against 3758).
+# feature of every run; the component targets hit thousands per run. In short
+# runs from a small corpus that was 30-50% of their time (perf); from a large
+# corpus it costs about nothing, but loading the corpus at each chunk's start
+# took fuzz_host 5.5 s with it, 1.9 s without. Coverage after 60 s was never
+# lower without it (docs/fuzzing.md, "Where the time goes").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
