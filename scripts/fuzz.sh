@@ -24,7 +24,7 @@ if [ "${#build_targets[@]}" -eq 0 ]; then
   exit 2
 fi
 lock=()
-if [ -d /tmp/locks ]; then
+if [ -d /tmp/locks ] && [ "${CI:-}" != true ]; then
   lock=(flock /tmp/locks/build)
 fi
 "${lock[@]}" cmake --build --preset fuzz -j "$(nproc)" --target "${build_targets[@]}"
