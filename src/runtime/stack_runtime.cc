@@ -85,23 +85,39 @@ uint64_t seed_from(std::string_view bytes) {
 constexpr uint16_t kEtherTypeIpv4 = 0x0800;
 constexpr uint16_t kEtherTypeIpv6 = 0x86dd;
 
+// Removes `suffix` from the end of `dev` (leaving a name before it); true if
+// it was there.
+bool take_suffix(std::string& dev, std::string_view suffix) {
+  if (dev.size() <= suffix.size() ||
+      dev.compare(dev.size() - suffix.size(), suffix.size(), suffix) != 0) {
+    return false;
+  }
+  dev.resize(dev.size() - suffix.size());
+  return true;
+}
+
 }  // namespace
+
+void RuntimeOptions::take_device_suffixes() {
+  for (bool took = true; took;) {
+    took = false;
+    if (take_suffix(dev, "+uring")) {
+      uring = took = true;
+    }
+    if (take_suffix(dev, "+offload")) {
+      offload = Offload::kOn;
+      took = true;
+    }
+    if (take_suffix(dev, "+nooffload")) {
+      offload = Offload::kOff;
+      took = true;
+    }
+  }
+}
 
 StackRuntime::StackRuntime(RuntimeOptions options) : options_(std::move(options)) {
   using Offload = RuntimeOptions::Offload;
-  if (const auto plus = options_.dev.find("+uring"); plus != std::string::npos) {
-    options_.dev.erase(plus, std::string_view("+uring").size());
-    options_.uring = true;
-  }
-  for (const auto& [suffix, mode] :
-       {std::pair<std::string_view, Offload>{"+offload", Offload::kOn},
-        std::pair<std::string_view, Offload>{"+nooffload", Offload::kOff}}) {
-    if (options_.dev.size() > suffix.size() &&
-        options_.dev.compare(options_.dev.size() - suffix.size(), suffix.size(), suffix) == 0) {
-      options_.dev.resize(options_.dev.size() - suffix.size());
-      options_.offload = mode;
-    }
-  }
+  options_.take_device_suffixes();
   if (options_.uring && options_.offload == Offload::kAuto) {
     options_.offload = Offload::kOff;  // io_uring batches plain writes
   }

@@ -74,6 +74,11 @@ struct RuntimeOptions {
   // tcp.mss: left at the default, it becomes the device MTU - 40 (8960 at MTU
   // 9000); set to something else, it is only lowered to fit the MTU.
   tcp::TcpConfig tcp;
+
+  // Takes the suffixes "+offload", "+nooffload" and "+uring" off the end of
+  // `dev`, in any order, into `offload` and `uring` (StackRuntime does it
+  // first; "tun144+uring+offload" leaves "tun144").
+  void take_device_suffixes();
 };
 
 struct RuntimeStats {
