@@ -31,9 +31,16 @@ namespace {
 
 #ifdef TINYTCP_HAVE_LIBURING
 struct TunCeilingLink::Uring {
+  static constexpr uint64_t kReadTag = 1ull << 63;  // user data of a READ: tag | index
   io_uring ring{};
   int queued = 0;
   char out[kUringBatch][sizeof(TunCeilingLink::out_)];
+  bool batch_reads = false;  // kUringReads
+  char in[kUringBatch][2048];
+  int results[kUringBatch] = {};
+  int next = 0;          // next READ of the batch to hand out
+  int armed = 0;         // READs in the batch
+  bool emptied = false;  // the batch met -EAGAIN: report idle once it is used up
 };
 
 bool uring_available() {
@@ -75,9 +82,10 @@ TunCeilingLink::TunCeilingLink(const std::string& dev, uint32_t local_ip, uint32
     errno = saved;
     fail("TUNSETOFFLOAD 0 " + dev);
   }
-  if (io == LinkIo::kUring) {
+  if (io != LinkIo::kSyscall) {
 #ifdef TINYTCP_HAVE_LIBURING
     uring_ = std::make_unique<Uring>();
+    uring_->batch_reads = io == LinkIo::kUringReads;
     const int r = io_uring_queue_init(2 * kUringBatch, &uring_->ring, 0);
     if (r < 0) {
       uring_.reset();
@@ -134,15 +142,60 @@ void TunCeilingLink::flush() {
     const size_t expected = static_cast<size_t>(io_uring_cqe_get_data64(cqe));
     io_uring_cqe_seen(&uring_->ring, cqe);
     ++reaped;
-    if (res < 0) {
-      errno = -res;
-      fail("io_uring WRITE to the TUN device");
-    }
-    if (static_cast<size_t>(res) != expected) {
-      throw std::runtime_error("io_uring WRITE to the TUN device was short");
-    }
-    ++counters_.writes;
+    check_write(res, expected);
   }
+#endif
+}
+
+void TunCeilingLink::check_write(int result, size_t expected) {
+  if (result < 0) {
+    errno = -result;
+    fail("io_uring WRITE to the TUN device");
+  }
+  if (static_cast<size_t>(result) != expected) {
+    throw std::runtime_error("io_uring WRITE to the TUN device was short");
+  }
+  ++counters_.writes;
+}
+
+void TunCeilingLink::read_batch() {
+#ifdef TINYTCP_HAVE_LIBURING
+  Uring& u = *uring_;
+  for (int i = 0; i < kUringBatch; ++i) {
+    io_uring_sqe* sqe = io_uring_get_sqe(&u.ring);  // room: queued < kUringBatch, ring 2x
+    io_uring_prep_read(sqe, fd_, u.in[i], sizeof u.in[i], 0);
+    sqe->rw_flags = RWF_NOWAIT;  // an empty device: -EAGAIN now, not a poll
+    const uint64_t tag = Uring::kReadTag | static_cast<uint64_t>(i);
+    io_uring_sqe_set_data64(sqe, tag);
+  }
+  const int total = u.queued + kUringBatch;
+  u.queued = 0;
+  const int r = io_uring_submit_and_wait(&u.ring, static_cast<unsigned>(total));
+  if (r < 0) {
+    errno = -r;
+    fail("io_uring_submit_and_wait");
+  }
+  ++counters_.enters;
+  u.emptied = false;
+  for (int reaped = 0; reaped < total; ++reaped) {
+    io_uring_cqe* cqe = nullptr;
+    const int w = io_uring_wait_cqe(&u.ring, &cqe);
+    if (w < 0) {
+      errno = -w;
+      fail("io_uring_wait_cqe");
+    }
+    const int res = cqe->res;
+    const uint64_t data = io_uring_cqe_get_data64(cqe);
+    io_uring_cqe_seen(&u.ring, cqe);
+    if ((data & Uring::kReadTag) == 0) {
+      check_write(res, static_cast<size_t>(data));
+      continue;
+    }
+    u.results[data & ~Uring::kReadTag] = res;
+    u.emptied = u.emptied || res == -EAGAIN;
+  }
+  u.next = 0;
+  u.armed = kUringBatch;
 #endif
 }
 
@@ -186,6 +239,32 @@ void TunCeilingLink::send(const wire::TcpHeader& header, std::string_view payloa
 
 std::optional<wire::TcpView> TunCeilingLink::receive(bool* idle) {
   *idle = false;
+#ifdef TINYTCP_HAVE_LIBURING
+  if (uring_ && uring_->batch_reads) {
+    Uring& u = *uring_;
+    for (;;) {
+      while (u.next < u.armed) {
+        const int i = u.next++;
+        const int res = u.results[i];
+        if (res == -EAGAIN) {
+          continue;
+        }
+        if (res < 0) {
+          errno = -res;
+          fail("io_uring READ from the TUN device");
+        }
+        ++counters_.reads;
+        return parse(std::string_view(u.in[i], static_cast<size_t>(res)));
+      }
+      if (u.emptied) {
+        u.emptied = false;
+        *idle = true;
+        return std::nullopt;
+      }
+      read_batch();
+    }
+  }
+#endif
   const ssize_t n = ::read(fd_, in_, sizeof in_);
   if (n < 0) {
     if (errno == EAGAIN || errno == EWOULDBLOCK) {
@@ -195,7 +274,11 @@ std::optional<wire::TcpView> TunCeilingLink::receive(bool* idle) {
     fail("read from the TUN device");
   }
   ++counters_.reads;
-  const auto ip = wire::parse_ipv4(std::string_view(in_, static_cast<size_t>(n)));
+  return parse(std::string_view(in_, static_cast<size_t>(n)));
+}
+
+std::optional<wire::TcpView> TunCeilingLink::parse(std::string_view datagram) {
+  const auto ip = wire::parse_ipv4(datagram);
   if (!ip || ip->header.protocol != wire::TcpHeader::kProtocol ||
       ip->header.src.value != peer_ip_ || ip->header.dst.value != local_ip_ ||
       ip->header.is_fragment()) {

@@ -10,6 +10,11 @@
 // not one system call per write: send() queues an io_uring WRITE, and flush()
 // (or a full queue of kUringBatch) submits every queued WRITE in one
 // io_uring_enter and reaps their completions. Reads stay one read(2) each.
+// LinkIo::kUringReads also batches reads: when the last batch is used up,
+// receive() submits the queued WRITEs and kUringBatch READs (RWF_NOWAIT, so an
+// empty device completes them with -EAGAIN at once) in ONE io_uring_enter,
+// then hands the datagrams read out one per call. A batch that met -EAGAIN
+// found the device empty: receive() reports idle once it is used up.
 //
 // Headers are built and parsed by wire/'s serializers (correct IPv4 and TCP
 // checksums over header and payload, as any stack on a plain device must
@@ -29,12 +34,16 @@ namespace tinytcp::bench {
 
 struct TunCeilingCounters {
   uint64_t writes = 0;   // datagrams written (write(2) calls, or io_uring WRITEs)
-  uint64_t reads = 0;    // read(2) calls that returned a datagram
+  uint64_t reads = 0;    // read(2) calls (or io_uring READs) that returned a datagram
   uint64_t ignored = 0;  // datagrams read that are not this connection's
-  uint64_t enters = 0;   // io_uring_enter calls that submitted WRITEs (kUring)
+  uint64_t enters = 0;   // io_uring_enter calls that submitted WRITEs or READs
 };
 
-enum class LinkIo { kSyscall, kUring };
+enum class LinkIo {
+  kSyscall,    // one write(2) per datagram sent, one read(2) per datagram received
+  kUring,      // WRITEs batched through io_uring, read(2) per datagram
+  kUringReads  // WRITEs and READs batched, both in one io_uring_enter per batch of reads
+};
 
 // True when this build has liburing (LinkIo::kUring is usable).
 bool uring_available();
@@ -61,10 +70,11 @@ class TunCeilingLink {
   // completions; throws if one failed or was short. kSyscall: nothing to do.
   void flush();
 
-  // One read(2): the TCP segment from the peer if one was waiting (payload
-  // aliases an internal buffer, valid until the next call), nullopt when the
-  // device had nothing (EAGAIN) or the datagram was ignored. `*idle` tells
-  // the two apart.
+  // One read(2) (kUringReads: the next datagram of a batch read, see above):
+  // the TCP segment from the peer if one was waiting (payload aliases an
+  // internal buffer, valid until the next call), nullopt when the device had
+  // nothing (EAGAIN) or the datagram was ignored. `*idle` tells the two apart.
+  // kUring*: queued WRITEs are not submitted by waiting; flush() before.
   std::optional<wire::TcpView> receive(bool* idle);
 
   // Waits up to `timeout_ms` for a datagram to read; false on timeout.
@@ -76,6 +86,12 @@ class TunCeilingLink {
   struct Uring;  // liburing's ring and the queued datagrams, only with kUring
 
   void write_now(const char* data, size_t size);
+  // kUringReads: the queued WRITEs and a batch of READs in one io_uring_enter.
+  void read_batch();
+  // Checks one WRITE's completion (throws on an error or a short write).
+  void check_write(int result, size_t expected);
+  // The TCP segment of this connection in `datagram`, or nullopt (ignored).
+  std::optional<wire::TcpView> parse(std::string_view datagram);
 
   int fd_ = -1;
   std::unique_ptr<Uring> uring_;

@@ -14,6 +14,12 @@
 #   ceiling-batch receive: the same, one ACK only when the device is empty
 #                     (--ack-every 0: what tinytcp's ACK coalescing does, one
 #                     ACK per event-loop pass)
+#   ceiling-uring receive: one READ per segment as the ceiling row, but 64
+#                     READs (RWF_NOWAIT) and the queued ACKs' WRITEs in one
+#                     io_uring_enter (tun_read_ceiling --io uring, ACK every
+#                     second segment; left out without liburing)
+#   ceiling-uring-batch receive: the same, one ACK only when a batch found the
+#                     device empty (--ack-every 0), as ceiling-batch
 #   tinytcp plain:    tt-serve --dev tun144+nooffload, as scripts/bench-tun.sh:
 #                     receive socat -> --discard, send curl <- --http
 #   tinytcp offload:  the same with --dev tun144+offload
@@ -80,11 +86,11 @@ record() {  # path direction trial t0 t1 [tool_gbps sys_us]
   seconds=$(python3 -c "print(f'{$5 - $4:.4f}')")
   gbps=$(python3 -c "print(f'{$n_bytes*8/$seconds/1e9:.3f}')")
   csv+=$'\n'"$1,$2,1500,$3,$n_bytes,$seconds,$gbps,${6:-},${7:-}"
-  printf '%-13s %-8s trial %s: %s Gbit/s%s\n' "$1" "$2" "$3" "$gbps" "${6:+ (tool: $6 Gbit/s, $7 us system per packet)}"
+  printf '%-19s %-8s trial %s: %s Gbit/s%s\n' "$1" "$2" "$3" "$gbps" "${6:+ (tool: $6 Gbit/s, $7 us system per packet)}"
 }
 record_void() {  # path direction trial reason
   csv+=$'\n'"$1,$2,1500,$3,$n_bytes,,,,"
-  printf '%-13s %-8s trial %s: void (%s)\n' "$1" "$2" "$3" "$4"
+  printf '%-19s %-8s trial %s: void (%s)\n' "$1" "$2" "$3" "$4"
 }
 field() { sed -n "s/.*\b$1=\([0-9.]*\).*/\1/p" "$2"; }  # key file
 
@@ -110,11 +116,11 @@ ceiling_send() {  # path io trial
   record "$path" send "$1" "$t0" "$t1" "$(field gbps "$WORK/ceil.out")" \
     "$(field sys_us_per_write "$WORK/ceil.out")"
 }
-ceiling_receive() {  # path ack_every trial
-  local path=$1 ack_every=$2
-  shift 2
+ceiling_receive() {  # path ack_every io trial
+  local path=$1 ack_every=$2 io=$3
+  shift 3
   ip netns exec "$NS" "$BIN/tun_read_ceiling" --dev tun144 --port 5011 --ack-every "$ack_every" \
-    >"$WORK/ceil.out" 2>&1 &
+    --io "$io" >"$WORK/ceil.out" 2>&1 &
   local tool=$!
   PIDS+=("$tool")
   sleep 0.2
@@ -170,8 +176,10 @@ echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg) ($(nproc) CPUs)"
 for trial in $(seq "$trials"); do
   ceiling_send ceiling write "$trial"
   if [ "$uring" = yes ]; then ceiling_send ceiling-uring uring "$trial"; fi
-  ceiling_receive ceiling 2 "$trial"
-  ceiling_receive ceiling-batch 0 "$trial"
+  ceiling_receive ceiling 2 read "$trial"
+  if [ "$uring" = yes ]; then ceiling_receive ceiling-uring 2 uring "$trial"; fi
+  ceiling_receive ceiling-batch 0 read "$trial"
+  if [ "$uring" = yes ]; then ceiling_receive ceiling-uring-batch 0 uring "$trial"; fi
   tinytcp plain "$trial"
   tinytcp offload "$trial"
   kernel_veth "$trial"
@@ -191,10 +199,10 @@ for (path, direction), m in sorted(med.items()):
     extra = ""
     if path != "kernel" and kernel:
         extra += f"  ({m / kernel:.2f} of kernel over veth)"
-    for ceiling in ("ceiling", "ceiling-batch", "ceiling-uring"):
+    for ceiling in ("ceiling", "ceiling-batch", "ceiling-uring", "ceiling-uring-batch"):
         if path == "tinytcp" and med.get((ceiling, direction)):
             extra += f"  ({m / med[(ceiling, direction)]:.2f} of {ceiling})"
-    print(f"median {path:13} {direction:8} {m:7.2f} Gbit/s"
+    print(f"median {path:19} {direction:8} {m:7.2f} Gbit/s"
           f" ({', '.join(f'{x:.2f}' for x in groups[(path, direction)])}){extra}")
 PY
 if [ -n "$out" ]; then
