@@ -29,9 +29,15 @@
 //
 // With `uring` (plain devices, no offload), send_batch() hands the batch to a
 // UringWriter: still one write per packet, but one io_uring_enter per up to 64
-// of them. When io_uring cannot be set up (no liburing in the build, the
+// of them; and receive_batch() reads through a UringReader: one io_uring_enter
+// of up to 64 READs into the reader's own buffers, handed up in order (each
+// view valid during its call, as always; the buffers are reused only by the
+// next enter). How many READs an enter arms follows the traffic: twice what
+// the last batch found, at least kMinUringReads, and 64 again after a batch
+// that came back full, so a quiet device does not pay for 64 READs that say
+// EAGAIN. When io_uring cannot be set up (no liburing in the build, the
 // io_uring_disabled sysctl, seccomp, an old kernel) the device says so in one
-// log line and writes with write(2); uring() tells which.
+// log line and uses write(2) and read(2); uring() and uring_reads() tell which.
 
 #include <cstddef>
 #include <cstdint>
@@ -43,6 +49,7 @@
 
 #include "io/adapter.hh"
 #include "io/file_descriptor.hh"
+#include "io/uring_reader.hh"
 #include "io/uring_writer.hh"
 #include "util/counters.hh"
 
@@ -52,7 +59,7 @@ struct KernelDeviceConfig {
   std::string name;             // e.g. "tun144"; empty: the kernel picks one
   uint32_t txqueuelen = 10000;  // 0: leave the device's queue length alone
   bool offload = false;         // IFF_VNET_HDR, checksum, TSO4 and TSO6 offload
-  bool uring = false;           // without offload: send_batch() through io_uring
+  bool uring = false;           // without offload: send and receive batches through io_uring
 };
 
 enum class DeviceDrop {
@@ -80,6 +87,7 @@ struct OffloadStats {
 class KernelDevice : public DatagramAdapter {
  public:
   static constexpr size_t kReceiveBufferBytes = 65536;
+  static constexpr size_t kMinUringReads = 4;  // READs an enter arms at least
 
   size_t receive_batch(const PacketHandler& on_packet, size_t max_packets) override;
   using DatagramAdapter::receive_batch;
@@ -100,6 +108,10 @@ class KernelDevice : public DatagramAdapter {
   bool uring() const { return uring_ != nullptr && !uring_->broken(); }
   // io_uring_enter calls that submitted writes (0 without uring()).
   uint64_t uring_enters() const { return uring_ ? uring_->enters() : 0; }
+  // receive_batch() reads through io_uring (asked for, set up, and not broken).
+  bool uring_reads() const { return reader_ != nullptr && !reader_->broken(); }
+  // io_uring_enter calls that submitted reads (0 without uring_reads()).
+  uint64_t uring_read_enters() const { return reader_ ? reader_->enters() : 0; }
   const OffloadStats& offload_stats() const { return offload_stats_; }
 
   // The interface name the kernel gave the device.
@@ -133,6 +145,10 @@ class KernelDevice : public DatagramAdapter {
   void start_uring(const KernelDeviceConfig& config);
   // Plain send_batch() through uring_: one io_uring_enter per 64 packets.
   void send_batch_uring(const std::string_view* packets, size_t count);
+  // receive_batch() through reader_: one io_uring_enter per batch of READs.
+  size_t receive_batch_uring(const PacketHandler& on_packet, size_t max_packets);
+  // Counts one read datagram and hands it up; false when it was dropped.
+  bool hand_up(std::string_view packet, const PacketHandler& on_packet);
 
   LinkType type_;
   FileDescriptor fd_;
@@ -150,6 +166,8 @@ class KernelDevice : public DatagramAdapter {
   std::unique_ptr<UringWriter> uring_;
   UringWriter::Done uring_done_;                     // counts one packet's result; set once
   const std::string_view* uring_packets_ = nullptr;  // the batch uring_done_ reports on
+  std::unique_ptr<UringReader> reader_;
+  size_t uring_reads_armed_ = UringReader::kEntries;  // READs the next first enter arms
 };
 
 }  // namespace tinytcp::io

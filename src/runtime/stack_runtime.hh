@@ -48,8 +48,10 @@ struct RuntimeOptions {
   // unless an impairment is set (that stage would see super-packets).
   bool offload_by_default = true;
   // Plain tunN/tapN: each loop pass's batch of writes goes to the kernel in
-  // one io_uring_enter (io::UringWriter) instead of one write() per packet;
-  // write() when io_uring cannot be set up (logged). "+uring" in the device
+  // one io_uring_enter (io::UringWriter) instead of one write() per packet,
+  // and reads come up to 64 per io_uring_enter (io::UringReader) instead of
+  // one read() each; write() and read() when io_uring cannot be set up
+  // (logged). "+uring" in the device
   // name (tun144+uring, tap10+uring) turns it on; on tunN it also means no
   // offload unless "+offload" asks for it (then io_uring is not used).
   bool uring = false;
