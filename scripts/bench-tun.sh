@@ -12,7 +12,8 @@
 # "tinytcp") and offload (--dev tun144+offload: IFF_VNET_HDR, GSO
 # super-packets in, TSO out, path "offload"; what a plain tun144 gets by
 # default where the kernel has it) and uring (--dev tun144+uring: plain
-# packets, each loop pass's writes in one io_uring_enter, path "uring").
+# packets, each loop pass's writes in one io_uring_enter and reads up to 64
+# per io_uring_enter, path "uring").
 # --loss drops that share of the packets each way at random: on
 # the kernel side by iptables (statistic match on INPUT of tun144 and of both
 # veth ends), on ours by the impairment stage on what we receive

@@ -244,7 +244,7 @@ size_t KernelDevice::receive_batch_uring(const PacketHandler& on_packet, size_t 
         ++stats_.receive_drops;
         drop(DeviceDrop::kReadError);
       }
-      emptied = true;  // the device ran dry (or failed): no further enter now
+      emptied = true;  // the device ran dry (or failed)
     }
     uring_reads_armed_ = std::clamp<size_t>(2 * got, kMinUringReads, UringReader::kEntries);
     if (reader_->broken()) {
@@ -252,10 +252,14 @@ size_t KernelDevice::receive_batch_uring(const PacketHandler& on_packet, size_t 
       reader_.reset();
       return handed_up + receive_batch(on_packet, max_packets - handed_up);
     }
-    if (emptied || got < want) {
+    // As read() in a loop would: stop when an enter finds nothing. One that
+    // found the device dry after some packets enters again, smaller: while
+    // those were read, the sender has queued more (stopping at the first
+    // EAGAIN makes passes short, and each pass costs a wait and an ACK).
+    if (got == 0) {
       break;
     }
-    armed = UringReader::kEntries;  // a full batch: the device has more queued
+    armed = emptied ? uring_reads_armed_ : UringReader::kEntries;
   }
   return handed_up;
 }
