@@ -4,24 +4,17 @@
 
 namespace tinytcp::tcp {
 
-namespace {
-
-// RFC 8985 §6.2 RACK_sent_after(t1, seq1, t2, seq2).
-bool sent_after(Instant t1, uint64_t end1, Instant t2, uint64_t end2) {
-  return t1 > t2 || (t1 == t2 && end1 > end2);
-}
-
-}  // namespace
-
 void Rack::on_ack(const AckInfo& ack) {
   const SackScoreboard::Delivery& d = *ack.delivered;
   // Step 2: the most recently sent delivered segment. The scoreboard has
   // already left out retransmissions whose sample would be ambiguous.
   if (d.newest_sent) {
     rtt_ = ack.now - *d.newest_sent;
-    if (!xmit_ts_ || sent_after(*d.newest_sent, d.newest_end, *xmit_ts_, end_seq_)) {
+    // RACK_sent_after(newest, RACK.xmit_ts), by transmission order.
+    if (!xmit_ts_ || d.newest_order > xmit_order_) {
       xmit_ts_ = d.newest_sent;
       end_seq_ = d.newest_end;
+      xmit_order_ = d.newest_order;
     }
   }
   // Step 3: an original transmission delivered below RACK.fack arrived out
@@ -72,7 +65,7 @@ Rack::Detection Rack::detect_losses(SackScoreboard& board, Instant now, const Wi
     if (seg.sacked || (seg.lost && !seg.rexmit)) {
       continue;  // delivered, or lost and waiting for its retransmission
     }
-    if (!sent_after(*xmit_ts_, end_seq_, seg.sent_at, seg.end())) {
+    if (xmit_order_ <= seg.sent_order) {  // not RACK_sent_after(RACK.xmit_ts, seg)
       if (!seg.ever_retransmitted) {
         break;
       }

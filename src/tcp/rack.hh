@@ -76,8 +76,11 @@ class Rack {
  private:
   std::optional<Instant> xmit_ts_;  // RACK.xmit_ts
   uint64_t end_seq_ = 0;            // RACK.end_seq
-  Duration rtt_{0};                 // RACK.rtt
-  uint64_t fack_ = 0;               // RACK.fack: highest end delivered
+  // Transmission order of RACK.xmit_ts's segment (OutstandingSegment::sent_order),
+  // what RACK_sent_after compares.
+  uint64_t xmit_order_ = 0;
+  Duration rtt_{0};    // RACK.rtt
+  uint64_t fack_ = 0;  // RACK.fack: highest end delivered
   bool reordering_seen_ = false;
   uint32_t reo_wnd_mult_ = 1;
   uint32_t reo_wnd_persist_ = 0;

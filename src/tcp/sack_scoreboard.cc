@@ -14,6 +14,7 @@ void SackScoreboard::add(uint64_t start, uint32_t length, bool syn, bool fin, In
   seg.syn = syn;
   seg.fin = fin;
   seg.sent_at = now;
+  seg.sent_order = ++transmissions_;
   queue_.push_back(seg);
   outstanding_ += length;
 }
@@ -289,6 +290,7 @@ void SackScoreboard::on_retransmitted(size_t i, Instant now) {
   OutstandingSegment& seg = queue_[i];
   seg.ever_retransmitted = true;
   seg.sent_at = now;
+  seg.sent_order = ++transmissions_;
   if (seg.lost && !seg.sacked && !seg.rexmit) {
     seg.rexmit = true;
     rexmit_bytes_ += seg.length;
@@ -346,10 +348,8 @@ void SackScoreboard::begin_delivery(Instant ambiguous_after) {
 }
 
 void SackScoreboard::note_delivered(const OutstandingSegment& seg) {
-  // draft-cheng §3.3 IsNewestPacket (rate samples): the later transmission,
-  // or the later sequence range of two sent at the same time.
-  if (!newest_delivered_ || seg.sent_at > newest_delivered_->sent_at ||
-      (seg.sent_at == newest_delivered_->sent_at && seg.end() > newest_delivered_->end())) {
+  // draft-cheng §3.3 IsNewestPacket (rate samples): the later transmission.
+  if (!newest_delivered_ || seg.sent_order > newest_delivered_->sent_order) {
     newest_delivered_ = seg;
   }
   // RACK (RFC 8985 §6.2 steps 2-3).
@@ -359,11 +359,13 @@ void SackScoreboard::note_delivered(const OutstandingSegment& seg) {
   } else if (seg.sent_at > ambiguous_after_) {
     return;
   }
-  // RFC 8985 §6.2 RACK_sent_after: later send time, or the same and higher end.
-  if (!delivery_.newest_sent || seg.sent_at > *delivery_.newest_sent ||
-      (seg.sent_at == *delivery_.newest_sent && seg.end() > delivery_.newest_end)) {
+  // RFC 8985 §6.2 RACK_sent_after, by transmission order: the RFC's
+  // tie-break for equal send times (the higher end) takes a retransmission
+  // sent after new data in the same clock tick for the earlier one.
+  if (!delivery_.newest_sent || seg.sent_order > delivery_.newest_order) {
     delivery_.newest_sent = seg.sent_at;
     delivery_.newest_end = seg.end();
+    delivery_.newest_order = seg.sent_order;
   }
 }
 

@@ -36,6 +36,10 @@ struct OutstandingSegment {
   bool rexmit = false;              // retransmitted since it was presumed lost
   bool ever_retransmitted = false;  // Karn's rule (RFC 6298 §3)
   Instant sent_at;                  // last transmission
+  // Position of the last transmission in the order segments left the sender
+  // (RACK_sent_after): several leave within one clock reading, and a
+  // retransmission sent after new data has the lower sequence number.
+  uint64_t sent_order = 0;
   // Delivery-rate stamps of the last transmission
   // (draft-cheng-iccrg-delivery-rate-estimation §3.2), set by the sender.
   uint64_t delivered = 0;    // the sender's delivered count then
@@ -126,6 +130,7 @@ class SackScoreboard {
     // ambiguous (RACK.xmit_ts, RACK.end_seq candidates).
     std::optional<Instant> newest_sent;
     uint64_t newest_end = 0;
+    uint64_t newest_order = 0;
     // Lowest end among delivered segments never retransmitted (reordering
     // when below the highest end delivered before), highest end of all.
     uint64_t lowest_original_end = UINT64_MAX;
@@ -173,6 +178,7 @@ class SackScoreboard {
   void note_delivered(const OutstandingSegment& seg);
 
   RingQueue<OutstandingSegment> queue_{64};
+  uint64_t transmissions_ = 0;  // sent_order of the last transmission
   uint32_t smss_ = 536;
 
   uint64_t outstanding_ = 0;

@@ -73,6 +73,8 @@ class Link {
 
   void set_params(const LinkParams& p) { params_ = p; }
   void set_filter(Filter f) { filter_ = std::move(f); }
+  // Sees every segment as it is delivered, before the receiving end does.
+  void set_observer(std::function<void(const tcp::TcpSegment&)> f) { observer_ = std::move(f); }
   // Holds every packet (a cable pulled out) until released.
   void set_blocked(bool blocked) { blocked_ = blocked; }
 
@@ -156,7 +158,11 @@ class Link {
       }
       ++stats_.delivered;
       stats_.undetected_delivered += packet.damaged ? 1 : 0;
-      deliver(stack::to_segment(*view));
+      const tcp::TcpSegment segment = stack::to_segment(*view);
+      if (observer_) {
+        observer_(segment);
+      }
+      deliver(segment);
     }
   }
   void clear() { queue_.clear(); }
@@ -220,6 +226,7 @@ class Link {
   uint32_t src_ip_;
   uint32_t dst_ip_;
   Filter filter_;
+  std::function<void(const tcp::TcpSegment&)> observer_;
   bool blocked_ = false;
   std::map<std::pair<Instant, uint64_t>, Packet> queue_;
   uint64_t next_id_ = 0;

@@ -209,6 +209,24 @@ TEST_F(RackTest, RetransmissionSentAfterTheNewestDeliveryIsNotLost) {
   EXPECT_TRUE(board[0].rexmit);
 }
 
+// RACK_sent_after follows the order segments left, not the RFC's tie-break by
+// sequence number: new data and a retransmission sent within one clock
+// reading (one batch of input) are not taken for sent the other way round.
+TEST_F(RackTest, RetransmissionSentAfterNewDataInTheSameTickIsNotLostWhenThatDataArrives) {
+  in_recovery = true;  // reo_wnd 0
+  send(4);             // 1 @0ms, 1001 @1ms, 2001 @2ms, 3001 @3ms
+  now = Instant{} + 23ms;
+  EXPECT_EQ(ack(1001, {{2001, 4001}}).marked_lost, 1u);  // 1001
+  spacing = 0ms;
+  send(1);  // 4001 @23ms, then the retransmission of 1001 @23ms
+  retransmit_lost();
+  now = Instant{} + 43ms;  // 4001 delivered; the retransmission left after it
+  const Rack::Detection d = ack(1001, {{2001, 5001}});
+  EXPECT_EQ(d.marked_lost, 0u);
+  EXPECT_EQ(d.lost_retransmissions, 0u);
+  EXPECT_EQ(rack.end_seq(), 5001u);
+}
+
 TEST_F(RackTest, AmbiguousRetransmissionGivesNoSample) {
   spacing = 10ms;
   send(2);  // @0, 10
