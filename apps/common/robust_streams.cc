@@ -102,8 +102,9 @@ struct ClientSession {
   std::string peer;
   stack::IpAddress peer_address;
   std::optional<Instant> released_at;
-  Instant last_active;       // the app's bytes moved either way, or the session was made
-  uint64_t bytes_moved = 0;  // written + received, as of last_active
+  Instant last_active;        // the app's bytes moved either way, or the session was made
+  uint64_t bytes_moved = 0;   // written + received, as of last_active
+  uint64_t stepped_pass = 0;  // the loop pass (ClientCore::pass) its carrier was last stepped in
 };
 
 class ClientCore {
@@ -121,6 +122,7 @@ class ClientCore {
   // Moves bytes between a session and its carrier, (re)connecting one when
   // the session wants it. True: progress.
   bool drive(ClientSession& c, Instant now) {
+    c.stepped_pass = pass_;
     Session& s = c.session;
     if (c.carrier && s.carrier_failed()) {
       lose(c, now, true);
@@ -149,6 +151,9 @@ class ClientCore {
           [] { return false; },
           {},
           {},
+          [&s](std::string_view* pieces, size_t max) {
+            return s.carrier_output_pieces(pieces, max);
+          },
       });
       progress = out.progress;
       if (out.end) {
@@ -190,7 +195,13 @@ class ClientCore {
     std::optional<Instant> deadline;
     for (auto it = sessions_.begin(); it != sessions_.end();) {
       ClientSession& c = **it;
-      progress = drive(c, now) || progress;
+      // A session its relay already drove in this pass has read its carrier
+      // dry (nothing new arrives before the next wait): another recv() and
+      // SIOCOUTQ per session per pass was most of the robust tunnel's system
+      // calls per connection (docs/session.md, "Per-connection cost").
+      if (!driven_this_pass(c, now)) {
+        progress = drive(c, now) || progress;
+      }
       const bool done = c.session.ended();
       if (c.released_at && ((done && !c.carrier) || now - *c.released_at > kReleasedLinger)) {
         if (c.carrier) {
@@ -206,6 +217,9 @@ class ClientCore {
     return {progress, deadline};
   }
 
+  // The carriers' wait returned: what they hold may have changed.
+  void next_pass() { ++pass_; }
+
   std::string summary() const {
     uint64_t resumes = resumes_;
     for (const auto& c : sessions_) {
@@ -217,6 +231,16 @@ class ClientCore {
   }
 
  private:
+  bool driven_this_pass(ClientSession& c, Instant now) {
+    const Session& s = c.session;
+    if (c.stepped_pass != pass_ || !c.carrier || !s.carrier_output().empty() ||
+        s.carrier_failed() || s.ended()) {
+      return false;
+    }
+    const auto deadline = s.next_deadline();
+    return !deadline || *deadline > now;
+  }
+
   void lose(ClientSession& c, Instant now, bool silent) {
     c.carrier->abort();
     c.carrier.reset();
@@ -252,6 +276,7 @@ class ClientCore {
   uint64_t resumes_ = 0;
   std::optional<Duration> passivate_after_;
   uint64_t passivations_ = 0;
+  uint64_t pass_ = 1;
 };
 
 class ClientSessionEnd : public StreamEnd {
@@ -288,6 +313,11 @@ class ClientSessionEnd : public StreamEnd {
     core_->drive(*c_, now);
     c_->released_at = now;
   }
+  // The replay buffer and the receive ring are the session's own buffers.
+  size_t offer(std::string_view data) override { return c_->session.write(data); }
+  bool shows_input() const override { return true; }
+  std::string_view received() override { return c_->session.readable(); }
+  void consume_received(size_t n) override { c_->session.consume(n); }
   const session::SessionStats* session_stats() const override { return &c_->session.stats(); }
   uint64_t unacknowledged() override { return c_->session.stats().unacked_bytes; }
 
@@ -313,6 +343,7 @@ class RobustClient : public StreamClient {
     const Instant now = io::monotonic_now();
     const auto [progress, deadline] = core_->drive_all(now);
     core_->carriers().wait(progress ? Duration::zero() : until(deadline, now, max_wait));
+    core_->next_pass();
   }
   void watch(int fd, uint32_t events) override { core_->carriers().watch(fd, events); }
   void unwatch(int fd) override { core_->carriers().unwatch(fd); }
@@ -350,7 +381,9 @@ class ServerCore {
     for (auto it = carrier_ends_.begin(); it != carrier_ends_.end();) {
       const CarrierId id = it->first;
       ++it;  // step_carrier may erase the carrier
-      progress = step_carrier(id, now) || progress;
+      if (!stepped_this_pass(id)) {
+        progress = step_carrier(id, now) || progress;
+      }
     }
     acceptor_.tick(now);
     handle_events(now);
@@ -360,10 +393,14 @@ class ServerCore {
   // The carrier a session currently has, if any.
   bool drive_session(Handle handle, Instant now) {
     const auto it = carrier_of_.find(handle);
-    const bool progress = it != carrier_of_.end() && step_carrier(it->second, now);
+    const bool progress =
+        it != carrier_of_.end() && !stepped_this_pass(it->second) && step_carrier(it->second, now);
     handle_events(now);
     return progress;
   }
+
+  // The carriers' wait returned: what they hold may have changed.
+  void next_pass() { ++pass_; }
 
   std::optional<std::pair<Handle, std::pair<std::string, stack::IpAddress>>> next_opened() {
     if (opened_.empty()) {
@@ -386,11 +423,21 @@ class ServerCore {
   }
 
  private:
+  // Stepped already in this pass with nothing to write: its recv() found it
+  // dry, and nothing new arrives before the next wait (one recv() and one
+  // SIOCOUTQ less per carrier for each of the acceptor's and the relay's
+  // passes over it, docs/session.md "Per-connection cost").
+  bool stepped_this_pass(CarrierId id) const {
+    const auto it = stepped_pass_.find(id);
+    return it != stepped_pass_.end() && it->second == pass_ && acceptor_.carrier_output(id).empty();
+  }
+
   bool step_carrier(CarrierId id, Instant now) {
     const auto it = carrier_ends_.find(id);
     if (it == carrier_ends_.end()) {
       return false;
     }
+    stepped_pass_[id] = pass_;
     const StepOutcome out = it->second->step(PumpIo{
         [this, id] { return acceptor_.carrier_output(id); },
         [this, id](size_t n) { acceptor_.consume_carrier_output(id, n); },
@@ -398,6 +445,9 @@ class ServerCore {
         [] { return false; },
         {},
         {},
+        [this, id](std::string_view* pieces, size_t max) {
+          return acceptor_.carrier_output_pieces(id, pieces, max);
+        },
     });
     if (out.end) {
       spdlog::debug("carrier {} lost: {}", id, out.end->error);
@@ -410,6 +460,7 @@ class ServerCore {
 
   void forget(CarrierId id) {
     carrier_ends_.erase(id);
+    stepped_pass_.erase(id);
     peers_.erase(id);
     ++carriers_lost_;
     for (auto it = carrier_of_.begin(); it != carrier_of_.end();) {
@@ -462,6 +513,8 @@ class ServerCore {
   SessionAcceptor acceptor_;
   std::map<CarrierId, std::unique_ptr<StreamEnd>> carrier_ends_;
   std::map<CarrierId, std::pair<std::string, stack::IpAddress>> peers_;
+  std::map<CarrierId, uint64_t> stepped_pass_;
+  uint64_t pass_ = 1;
   std::map<Handle, CarrierId> carrier_of_;
   std::deque<Handle> opened_;
   CarrierId next_carrier_ = 1;
@@ -514,6 +567,20 @@ class ServerSessionEnd : public StreamEnd {
       core_->drive_session(handle_, io::monotonic_now());
     }
   }
+  size_t offer(std::string_view data) override {
+    Session* s = core_->acceptor().session(handle_);
+    return s != nullptr ? s->write(data) : 0;
+  }
+  bool shows_input() const override { return true; }
+  std::string_view received() override {
+    const Session* s = core_->acceptor().session(handle_);
+    return s != nullptr ? s->readable() : std::string_view();
+  }
+  void consume_received(size_t n) override {
+    if (Session* s = core_->acceptor().session(handle_)) {
+      s->consume(n);
+    }
+  }
   const session::SessionStats* session_stats() const override {
     const Session* s = core_->acceptor().session(handle_);
     return s != nullptr ? &s->stats() : nullptr;
@@ -553,6 +620,7 @@ class RobustServer : public StreamServer {
     progress_ = false;
     core_->carriers().wait(progress ? Duration::zero()
                                     : until(core_->acceptor().next_deadline(), now, max_wait));
+    core_->next_pass();
   }
   void watch(int fd, uint32_t events) override { core_->carriers().watch(fd, events); }
   void unwatch(int fd) override { core_->carriers().unwatch(fd); }

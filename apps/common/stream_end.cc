@@ -4,6 +4,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <sys/uio.h>
+
+#include <array>
 #include <cerrno>
 #include <cstring>
 #include <utility>
@@ -23,6 +26,9 @@ namespace {
 constexpr size_t kOutputSlice = 256 * 1024;
 constexpr size_t kKernelReadPerPass = 1 << 20;
 constexpr size_t kKernelReadBuffer = 256 * 1024;
+// Pieces of output (PumpIo::output_pieces) per sendmsg: 32 DATA frames of a
+// robust session, header and body each.
+constexpr size_t kMaxSendPieces = 64;
 
 // Where every kernel stream of this thread reads into: the bytes go to the
 // endpoint's input at once. One per stream cost a 256 KiB allocation, zeroed
@@ -146,8 +152,11 @@ class KernelStream : public StreamEnd {
       return out;
     }
     bool sent = false;
-    for (std::string_view data = io.output(); !data.empty(); data = io.output()) {
-      const ssize_t n = ::send(fd_, data.data(), data.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+    for (;;) {
+      const ssize_t n = send_some(io);
+      if (n == 0) {
+        break;
+      }
       if (n > 0) {
         io.consume(static_cast<size_t>(n));
         out.progress = true;
@@ -227,6 +236,33 @@ class KernelStream : public StreamEnd {
   uint64_t unacknowledged() override { return fd_ >= 0 ? kernel_unacknowledged(fd_) : 0; }
 
  private:
+  // One send() of the output, or one sendmsg() of its pieces; 0 when there
+  // is nothing to send (or the kernel took nothing).
+  ssize_t send_some(const PumpIo& io) {
+    std::array<std::string_view, kMaxSendPieces> pieces;
+    size_t count = 0;
+    if (io.output_pieces) {
+      count = io.output_pieces(pieces.data(), pieces.size());
+    } else if (pieces[0] = io.output(); !pieces[0].empty()) {
+      count = 1;
+    }
+    if (count == 0) {
+      return 0;
+    }
+    if (count == 1) {
+      return ::send(fd_, pieces[0].data(), pieces[0].size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+    }
+    std::array<iovec, kMaxSendPieces> iov{};
+    for (size_t i = 0; i < count; ++i) {
+      iov[i].iov_base = const_cast<char*>(pieces[i].data());  // sendmsg does not write
+      iov[i].iov_len = pieces[i].size();
+    }
+    msghdr message{};
+    message.msg_iov = iov.data();
+    message.msg_iovlen = count;
+    return ::sendmsg(fd_, &message, MSG_NOSIGNAL | MSG_DONTWAIT);
+  }
+
   int fd_;
   std::shared_ptr<PollSet> polled_;
   stack::IpAddress address_;

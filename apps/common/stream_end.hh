@@ -66,6 +66,20 @@ class StreamEnd {
     static_cast<void>(cause);
     abort();
   }
+  // Hand-offs without a copy of our own, for a relay between two ends
+  // (tt-tunnel). An end that keeps the bytes in a buffer of its own anyway (a
+  // robust session: its replay buffer and its receive ring) takes a relay's
+  // bytes straight into it, offer() returning how many it took, and shows what
+  // it received in place (shows_input(); received(), consume_received());
+  // step() then leaves input where it is while the endpoint's input is not
+  // wanted. The others take and show nothing (a relay queues for them).
+  virtual size_t offer(std::string_view data) {
+    static_cast<void>(data);
+    return 0;
+  }
+  virtual bool shows_input() const { return false; }
+  virtual std::string_view received() { return {}; }
+  virtual void consume_received(size_t n) { static_cast<void>(n); }
   // A robust session's counters (nullptr: a plain connection, or gone).
   virtual const session::SessionStats* session_stats() const { return nullptr; }
   // Bytes written that the peer has not acknowledged yet.

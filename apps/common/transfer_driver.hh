@@ -25,6 +25,11 @@ struct PumpIo {
   // replies are not leaving). Unset: input is always wanted.
   std::function<bool()> wants_input;
   std::function<void()> tick;  // called at least every 100 ms (progress)
+  // Optional: the output as up to `max` pieces in order into `pieces`,
+  // returning how many (a robust session's frame headers and the replay
+  // buffer's bytes): a kernel stream sends them with one sendmsg. Unset:
+  // output() alone.
+  std::function<size_t(std::string_view* pieces, size_t max)> output_pieces = {};
 };
 
 enum class PumpResult { Done, PeerClosed, Timeout, Error };

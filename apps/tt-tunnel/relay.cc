@@ -53,28 +53,49 @@ void PlainRelay::fail(RelayStatus& status, std::string why, StreamEnd::AbortCaus
   done_ = true;
 }
 
+bool PlainRelay::step_app(RelayStatus& status) {
+  // A carrier that keeps its bytes anyway (a robust session: replay buffer,
+  // receive ring) takes the program's bytes straight in and gives its own to
+  // the program's socket in place: no copy through the relay's queues.
+  const StepOutcome a = app_.stream->step(PumpIo{
+      [this] { return to_app_.size() > 0 ? to_app_.view() : carrier_->received(); },
+      [this](size_t n) {
+        if (to_app_.size() > 0) {
+          to_app_.pop(n);
+        } else {
+          carrier_->consume_received(n);
+        }
+        to_app_total_ += n;
+      },
+      [this](std::string_view in) {
+        if (to_carrier_.size() == 0 && !carrier_shut_) {
+          const size_t n = carrier_->offer(in);
+          to_carrier_total_ += n;
+          in.remove_prefix(n);
+        }
+        to_carrier_.push(in);
+      },
+      [] { return false; },
+      [this] { return !app_eof_ && !to_carrier_.full(); },
+      {},
+  });
+  status.progress = status.progress || a.progress;
+  if (a.end && a.end->result == PumpResult::PeerClosed) {
+    app_eof_ = true;
+  } else if (a.end) {
+    fail(status, "the program's connection: " + a.end->error, abort_cause_of(a.end->error));
+    return false;
+  }
+  return true;
+}
+
 RelayStatus PlainRelay::step() {
   RelayStatus status;
   if (done_) {
     status.finished = true;
     return status;
   }
-  const StepOutcome a = app_.stream->step(PumpIo{
-      [this] { return to_app_.view(); },
-      [this](size_t n) {
-        to_app_.pop(n);
-        to_app_total_ += n;
-      },
-      [this](std::string_view in) { to_carrier_.push(in); },
-      [] { return false; },
-      [this] { return !app_eof_ && !to_carrier_.full(); },
-      {},
-  });
-  status.progress = a.progress;
-  if (a.end && a.end->result == PumpResult::PeerClosed) {
-    app_eof_ = true;
-  } else if (a.end) {
-    fail(status, "the program's connection: " + a.end->error, abort_cause_of(a.end->error));
+  if (!step_app(status)) {
     return status;
   }
   const StepOutcome c = carrier_->step(PumpIo{
@@ -85,7 +106,7 @@ RelayStatus PlainRelay::step() {
       },
       [this](std::string_view in) { to_app_.push(in); },
       [] { return false; },
-      [this] { return !carrier_eof_ && !to_app_.full(); },
+      [this] { return !carrier_eof_ && !to_app_.full() && !carrier_->shows_input(); },
       {},
   });
   status.progress = status.progress || c.progress;
@@ -96,6 +117,12 @@ RelayStatus PlainRelay::step() {
     carrier_eof_ = true;
   } else if (c.end) {
     fail(status, "the tunnel connection: " + c.end->error, StreamEnd::AbortCause::Application);
+    return status;
+  }
+  // What the carrier brought goes to the program in this pass, not after
+  // another wait (request/response: one loop pass less per reply).
+  if (c.progress && !app_shut_ && (to_app_.size() > 0 || !carrier_->received().empty()) &&
+      !step_app(status)) {
     return status;
   }
   if (app_eof_ && to_carrier_.size() == 0 && !carrier_shut_) {

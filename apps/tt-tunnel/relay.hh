@@ -57,6 +57,8 @@ class PlainRelay {
   const std::optional<session::SessionStats>& session_stats() const { return session_stats_; }
 
  private:
+  // One pass over the program's socket; false when it broke (failed).
+  bool step_app(RelayStatus& status);
   void fail(RelayStatus& status, std::string why, StreamEnd::AbortCause cause);
 
   AppSockets& sockets_;

@@ -57,13 +57,17 @@ bool known_type(uint8_t t) {
 
 }  // namespace
 
-void append_frame(std::string& out, FrameType type, std::string_view body) {
-  TINYTCP_CHECK(body.size() <= max_body(type));
+void append_frame_header(std::string& out, FrameType type, size_t body_length) {
+  TINYTCP_CHECK(body_length <= max_body(type));
   char header[kFrameHeaderBytes];
   BufferWriter w(header, sizeof header);
   w.u8(static_cast<uint8_t>(type));
-  w.u32(static_cast<uint32_t>(body.size()));
+  w.u32(static_cast<uint32_t>(body_length));
   out.append(header, sizeof header);
+}
+
+void append_frame(std::string& out, FrameType type, std::string_view body) {
+  append_frame_header(out, type, body.size());
   out.append(body);
 }
 

@@ -54,6 +54,9 @@ struct FrameView {
 
 // Appends one frame. Requires body.size() within the type's bound.
 void append_frame(std::string& out, FrameType type, std::string_view body);
+// Appends only the header of a frame whose body of `body_length` bytes the
+// caller sends right after it (from where those bytes are).
+void append_frame_header(std::string& out, FrameType type, size_t body_length);
 
 // Parses the frame at the front of `bytes`: the frame, nullopt when more bytes
 // are needed (a truncated frame), or an error that holds for the stream.

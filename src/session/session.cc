@@ -9,7 +9,7 @@ namespace tinytcp::session {
 namespace {
 
 // Frames are made while less than this waits in carrier_output().
-constexpr size_t kOutputHighWater = 64 * 1024;
+constexpr size_t kOutputHighWater = 256 * 1024;
 constexpr size_t kMaxSeenNonces = 64;
 
 }  // namespace
@@ -132,7 +132,6 @@ void Session::reset_carrier(ControlAuth&& auth, Instant now) {
   auth_ = std::move(auth);
   decoder_.clear();
   out_.clear();
-  out_pos_ = 0;
   last_received_ = now;
   last_sent_ = now;
   sender_.restart();
@@ -143,14 +142,7 @@ void Session::reset_carrier(ControlAuth&& auth, Instant now) {
 }
 
 void Session::consume_carrier_output(size_t n) {
-  out_pos_ += std::min(n, pending_output());
-  if (out_pos_ == out_.size()) {
-    out_.clear();
-    out_pos_ = 0;
-  } else if (out_pos_ >= kOutputHighWater) {
-    out_.erase(0, out_pos_);
-    out_pos_ = 0;
-  }
+  out_.consume(n);
   pump();
   check_finished();
 }
@@ -186,7 +178,6 @@ void Session::carrier_lost(Instant now) {
 void Session::went_disconnected(Instant now) {
   ++stats_.carriers_lost;
   out_.clear();
-  out_pos_ = 0;
   decoder_.clear();
   if (state_ == State::Open || state_ == State::Opening || state_ == State::Resuming) {
     state_ = State::Disconnected;
@@ -293,14 +284,13 @@ void Session::fail(std::string error) {
   state_ = State::Failed;
   error_ = std::move(error);
   out_.clear();
-  out_pos_ = 0;
   carrier_failed_ = true;
 }
 
 // --- frames out ---
 
 void Session::send_control(FrameType type, std::string_view body) {
-  append_frame(out_, type, auth_.seal(type, body));
+  out_.push_frame(type, auth_.seal(type, body));
   ++stats_.frames_sent;
   last_sent_ = now_;
 }
@@ -330,7 +320,7 @@ void Session::pump() {
     if (chunk.empty()) {
       break;
     }
-    append_frame(out_, FrameType::Data, chunk);
+    out_.push_data(sender_.next_position(), chunk.size());
     ++stats_.frames_sent;
     stats_.bytes_sent += chunk.size();
     stats_.bytes_replayed += sender_.sent(chunk.size());

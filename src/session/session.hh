@@ -32,6 +32,7 @@
 #include "session/blocked_timer.hh"
 #include "session/control_auth.hh"
 #include "session/frame_codec.hh"
+#include "session/output_queue.hh"
 #include "session/reconnect_backoff.hh"
 #include "session/session_config.hh"
 #include "session/session_messages.hh"
@@ -83,7 +84,14 @@ class Session {
   // Carrier side.
   // Client: a new carrier is connected (it replaces any current one).
   void attach_carrier(Instant now);
-  std::string_view carrier_output() const { return std::string_view(out_).substr(out_pos_); }
+  // What goes on the carrier next, one contiguous piece at a time (a DATA
+  // frame's header and its body are two: the body is sent from the replay
+  // buffer, not copied); empty when nothing waits.
+  std::string_view carrier_output() const { return out_.front(sender_); }
+  // Up to `max` pieces of the output in order (for one gather write).
+  size_t carrier_output_pieces(std::string_view* pieces, size_t max) const {
+    return out_.pieces(sender_, pieces, max);
+  }
   void consume_carrier_output(size_t n);
   void on_carrier_input(std::string_view bytes, Instant now);
   // The carrier broke (RST, EOF, error) or the owner closed a failed one.
@@ -137,7 +145,7 @@ class Session {
   void fail(std::string error);
 
  private:
-  size_t pending_output() const { return out_.size() - out_pos_; }
+  size_t pending_output() const { return out_.size(); }
   bool carrier_usable() const { return has_carrier_ && !carrier_failed_; }
   bool flowing() const {
     return carrier_usable() && (state_ == State::Open || state_ == State::Closed);
@@ -177,8 +185,7 @@ class Session {
   bool carrier_failed_ = false;
   ControlAuth auth_;
   FrameDecoder decoder_;
-  std::string out_;
-  size_t out_pos_ = 0;
+  OutputQueue out_;
   std::string client_nonce_;
   std::string server_nonce_;
   Instant last_received_;

@@ -322,6 +322,19 @@ std::string_view SessionAcceptor::carrier_output(CarrierId carrier) const {
   return {};
 }
 
+size_t SessionAcceptor::carrier_output_pieces(CarrierId carrier, std::string_view* pieces,
+                                              size_t max) const {
+  if (const auto b = bound_.find(carrier); b != bound_.end()) {
+    return sessions_.at(b->second).session->carrier_output_pieces(pieces, max);
+  }
+  const std::string_view out = carrier_output(carrier);
+  if (out.empty() || max == 0) {
+    return 0;
+  }
+  pieces[0] = out;
+  return 1;
+}
+
 void SessionAcceptor::consume_carrier_output(CarrierId carrier, size_t n) {
   if (const auto p = pending_.find(carrier); p != pending_.end()) {
     Pending& pending = p->second;

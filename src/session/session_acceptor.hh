@@ -66,7 +66,10 @@ class SessionAcceptor {
   void on_carrier_accepted(CarrierId carrier, Instant now);
   void on_carrier_input(CarrierId carrier, std::string_view bytes, Instant now);
   void on_carrier_lost(CarrierId carrier, Instant now);
+  // What goes on the carrier next, a piece at a time (Session::carrier_output),
+  // or up to `max` pieces in order for one gather write.
   std::string_view carrier_output(CarrierId carrier) const;
+  size_t carrier_output_pieces(CarrierId carrier, std::string_view* pieces, size_t max) const;
   void consume_carrier_output(CarrierId carrier, size_t n);
 
   std::optional<Event> next_event();

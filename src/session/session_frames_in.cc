@@ -157,7 +157,11 @@ void Session::on_ack(std::string_view body) {
     drop_carrier(SessionDrop::MalformedFrame);
     return;
   }
-  if (m->received > sender_.max_sent_position()) {
+  // Bytes still queued for this carrier (their DATA bodies are views of the
+  // replay buffer) cannot have arrived: such an ACK is as impossible as one
+  // past everything ever sent.
+  const auto unsent = out_.first_unsent_data();
+  if (m->received > sender_.max_sent_position() || (unsent && m->received > *unsent)) {
     drop_carrier(SessionDrop::AckBeyondSent);
     return;
   }

@@ -41,6 +41,13 @@ class SessionSender {
   // Up to `max` bytes to put on the carrier next, within the peer's limit
   // (empty: nothing to send).
   std::string_view next_data(size_t max) const;
+  // The position of next_data()'s first byte.
+  uint64_t next_position() const { return send_next_; }
+  // Up to `max` unacknowledged bytes from `position` (shorter at the ring's
+  // wrap point; empty outside acked()..end()).
+  std::string_view view_at(uint64_t position, size_t max) const {
+    return replay_.view_at(position, max);
+  }
   // `n` bytes of next_data() went out. Returns how many of them a carrier
   // had carried before (replayed after a reconnection).
   uint64_t sent(size_t n);
