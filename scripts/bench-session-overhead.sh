@@ -15,7 +15,9 @@
 #
 # --quick: 1 round of 1 s tests. The build lock (/tmp/locks/build) is taken around each
 # round unless --no-lock (when the caller holds it). TT_BIN=DIR picks the tt-tunnel binary
-# directory (default build/release/bin).
+# directory (default build/release/bin). Before/after in one run: an arm ARM-before (e.g.
+# kernel-robust-before) runs ARM with the tt-tunnel of TT_BIN_BEFORE=DIR (a copy of an
+# older build).
 # Columns: round,arm,test,value,unit
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -95,7 +97,11 @@ listening "$NS" tcp "$STREAM_PORT"
 
 # Starts the arm's tunnel to TARGET_PORT and prints the port the test connects to.
 start_arm() {  # ARM TARGET_PORT
-  local arm=$1 target=$2 flags
+  local arm=$1 target=$2 flags bin=$BIN
+  if [ "${arm%-before}" != "$arm" ]; then
+    bin=${TT_BIN_BEFORE:?"bench-session-overhead: $arm needs TT_BIN_BEFORE=DIR"}
+    arm=${arm%-before}
+  fi
   case "$arm" in
     direct) echo "$target"; return 0 ;;
     kernel-plain) flags=(--transport kernel --no-robust) ;;
@@ -106,11 +112,11 @@ start_arm() {  # ARM TARGET_PORT
   esac
   local proto=tcp
   [ "${arm%%-*}" = udp ] && proto=udp
-  ip netns exec "$NS" "$BIN/tt-tunnel" server --listen "$TUNNEL_PORT" --forward "127.0.0.1:$target" \
+  ip netns exec "$NS" "$bin/tt-tunnel" server --listen "$TUNNEL_PORT" --forward "127.0.0.1:$target" \
     --max-connections 100000 "${flags[@]}" >"$WORK/server.out" 2>"$WORK/server.err" &
   TUNNEL_PIDS+=($!)
   listening "$NS" "$proto" "$TUNNEL_PORT" >&2
-  ip netns exec "$NS" "$BIN/tt-tunnel" client --listen "127.0.0.1:$LOCAL_PORT" --to "127.0.0.1:$TUNNEL_PORT" \
+  ip netns exec "$NS" "$bin/tt-tunnel" client --listen "127.0.0.1:$LOCAL_PORT" --to "127.0.0.1:$TUNNEL_PORT" \
     --max-connections 100000 "${flags[@]}" >"$WORK/client.out" 2>"$WORK/client.err" &
   TUNNEL_PIDS+=($!)
   listening "$NS" tcp "$LOCAL_PORT" >&2

@@ -10,7 +10,8 @@
 # CPU comes from /proc/PID/stat (utime + stime), system calls from
 # `perf stat -e raw_syscalls:sys_enter` (blank without perf). Unlike the throughput
 # benchmark (bench-session-overhead.sh) these figures hardly depend on what else the
-# machine runs. TT_BIN=DIR picks the tt-tunnel binary (default build/release/bin).
+# machine runs. TT_BIN=DIR picks the tt-tunnel binary (default build/release/bin); an arm
+# ARM-before (e.g. kernel-robust-before) runs ARM with TT_BIN_BEFORE=DIR's (an older build).
 # Columns: arm,connections,p50_us,p90_us,client_cpu_us,server_cpu_us,client_syscalls,server_syscalls
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -60,18 +61,23 @@ PIDS+=($!)
 listening "$NS" tcp "$TARGET"
 hz=$(getconf CLK_TCK)
 for arm in $arms; do
-  case "$arm" in
+  bin=$BIN base=$arm
+  if [ "${arm%-before}" != "$arm" ]; then
+    bin=${TT_BIN_BEFORE:?"crr_cost: $arm needs TT_BIN_BEFORE=DIR"}
+    base=${arm%-before}
+  fi
+  case "$base" in
     kernel-plain) flags=(--transport kernel --no-robust); proto=tcp ;;
     kernel-robust) flags=(--transport kernel --robust); proto=tcp ;;
     udp-plain) flags=(--transport udp --no-robust); proto=udp ;;
     udp-robust) flags=(--transport udp --robust); proto=udp ;;
     *) echo "crr_cost: unknown arm $arm" >&2; exit 2 ;;
   esac
-  ip netns exec "$NS" "$BIN/tt-tunnel" server --listen "$TUNNEL" --forward "127.0.0.1:$TARGET" \
+  ip netns exec "$NS" "$bin/tt-tunnel" server --listen "$TUNNEL" --forward "127.0.0.1:$TARGET" \
     --max-connections 100000 "${flags[@]}" -q >/dev/null 2>"$WORK/server.err" &
   server=$!
   listening "$NS" "$proto" "$TUNNEL"
-  ip netns exec "$NS" "$BIN/tt-tunnel" client --listen "127.0.0.1:$LOCAL" --to "127.0.0.1:$TUNNEL" \
+  ip netns exec "$NS" "$bin/tt-tunnel" client --listen "127.0.0.1:$LOCAL" --to "127.0.0.1:$TUNNEL" \
     --max-connections 100000 "${flags[@]}" -q >/dev/null 2>"$WORK/client.err" &
   client=$!
   listening "$NS" tcp "$LOCAL"
