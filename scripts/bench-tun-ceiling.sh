@@ -20,7 +20,8 @@
 #                     second segment; left out without liburing)
 #   ceiling-uring-batch receive: the same, one ACK only when a batch found the
 #                     device empty (--ack-every 0), as ceiling-batch
-#   tinytcp plain:    tt-serve --dev tun144+nooffload, as scripts/bench-tun.sh:
+#   tinytcp plain:    tt-serve --dev tun144+nooffload+nouring (one read() or
+#                     write() per packet, as the ceilings), as scripts/bench-tun.sh:
 #                     receive socat -> --discard, send curl <- --http
 #   tinytcp offload:  the same with --dev tun144+offload
 #   kernel:           socat -> socat over a veth pair (offloads off) between
@@ -137,7 +138,7 @@ ceiling_receive() {  # path ack_every io trial
     "$(field sys_us_per_read "$WORK/ceil.out")"
 }
 tinytcp() {  # mode trial
-  local dev=tun144+nooffload path=tinytcp t0 t1
+  local dev=tun144+nooffload+nouring path=tinytcp t0 t1
   [ "$1" = offload ] && dev=tun144+offload path=offload
   ip netns exec "$NS" "$BIN/tt-serve" -q --dev "$dev" --discard 9 --http "$WORK" \
     >"$WORK/serve.out" 2>&1 &

@@ -3,7 +3,7 @@
 # packet it reads, and its CPU time per packet, so a slow and a fast transfer
 # at the same settings can be told apart by what tt-serve did.
 #
-#   bench-tun-syscalls.sh [--bytes 512M] [--trials 6] [--dev tun144+nooffload] [--bin DIR]
+#   bench-tun-syscalls.sh [--bytes 512M] [--trials 6] [--dev tun146+nooffload+nouring] [--bin DIR]
 #                         [--out FILE.csv]
 #
 # socat (kernel, CPU 1) writes --bytes into `tt-serve --discard` (CPU 0) on
@@ -22,7 +22,7 @@ cd "$(dirname "$0")/.."
 
 bytes=512M
 trials=6
-dev=tun146+nooffload
+dev=tun146+nooffload+nouring  # read() per packet: io_uring reads are not counted here
 bin=$(pwd)/build/release/bin
 out=""
 while [ $# -gt 0 ]; do

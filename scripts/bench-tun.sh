@@ -8,12 +8,12 @@
 #   tinytcp receives: socat (kernel) -> tt-serve --discard on tun144
 #   tinytcp sends:    curl (kernel) downloads a file from tt-serve --http on tun144
 #   kernel baseline:  socat -> socat across a veth pair between two namespaces
-# Modes: plain (--dev tun144+nooffload: one read or write per packet, path
-# "tinytcp") and offload (--dev tun144+offload: IFF_VNET_HDR, GSO
+# Modes: plain (--dev tun144+nooffload+nouring: one read() or write() per
+# packet, path "tinytcp") and offload (--dev tun144+offload: IFF_VNET_HDR, GSO
 # super-packets in, TSO out, path "offload"; what a plain tun144 gets by
 # default where the kernel has it) and uring (--dev tun144+uring: plain
 # packets, each loop pass's writes in one io_uring_enter and reads up to 64
-# per io_uring_enter, path "uring").
+# per io_uring_enter, path "uring"; what tun144+nooffload does by default).
 # --loss drops that share of the packets each way at random: on
 # the kernel side by iptables (statistic match on INPUT of tun144 and of both
 # veth ends), on ours by the impairment stage on what we receive
@@ -128,7 +128,7 @@ record() {  # path direction mtu trial seconds [family [serve_cpu_ns]]
   printf '%-8s %-8s mtu %-5s trial %s IPv%s: %s Gbit/s\n' "$1" "$2" "$3" "$4" "${6:-4}" "$gbps"
 }
 start_serve() {  # mode
-  local dev=tun144+nooffload
+  local dev=tun144+nooffload+nouring
   [ "$1" = offload ] && dev=tun144+offload
   [ "$1" = uring ] && dev=tun144+uring
   ip netns exec "$NS" "${pin_serve[@]}" "$BIN/tt-serve" -q --dev "$dev" "${impair[@]}" ${cc:+--cc "$cc"} --discard 9 \

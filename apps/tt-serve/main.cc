@@ -182,7 +182,8 @@ int run(int argc, char** argv) {
   uint64_t buffer_bytes = 1 << 20;
   app.add_option("--dev", options.dev,
                  "tunN (TSO/GSO super-packets where the kernel can; tunN+nooffload: one packet per "
-                 "read and write), tapN or udp:PEER_IP:PORT[@LOCAL_PORT]")
+                 "read and write, up to 64 per io_uring_enter; +nouring: one read() or write() "
+                 "each), tapN or udp:PEER_IP:PORT[@LOCAL_PORT]")
       ->capture_default_str();
   app.add_option("--address", address, "Our IPv4 address (default 169.254.N.9 for tunN/tapN)");
   app.add_option("--address6", address6,

@@ -102,7 +102,12 @@ void RuntimeOptions::take_device_suffixes() {
   for (bool took = true; took;) {
     took = false;
     if (take_suffix(dev, "+uring")) {
-      uring = took = true;
+      uring = Uring::kOn;
+      took = true;
+    }
+    if (take_suffix(dev, "+nouring")) {
+      uring = Uring::kOff;
+      took = true;
     }
     if (take_suffix(dev, "+offload")) {
       offload = Offload::kOn;
@@ -118,7 +123,7 @@ void RuntimeOptions::take_device_suffixes() {
 StackRuntime::StackRuntime(RuntimeOptions options) : options_(std::move(options)) {
   using Offload = RuntimeOptions::Offload;
   options_.take_device_suffixes();
-  if (options_.uring && options_.offload == Offload::kAuto) {
+  if (options_.uring == RuntimeOptions::Uring::kOn && options_.offload == Offload::kAuto) {
     options_.offload = Offload::kOff;  // io_uring batches plain writes
   }
   const std::string& dev = options_.dev;
@@ -148,7 +153,6 @@ StackRuntime::StackRuntime(RuntimeOptions options) : options_(std::move(options)
     device_ = std::make_unique<io::UdpTunnel>(config);
   } else if ((subnet = device_number(dev, "tun"))) {
     io::KernelDeviceConfig config{dev};
-    config.uring = options_.uring;
     const bool impaired =
         !options_.impair.empty() || !options_.impair_in.empty() || !options_.impair_out.empty();
     if (options_.offload == Offload::kOn ||
@@ -166,12 +170,13 @@ StackRuntime::StackRuntime(RuntimeOptions options) : options_(std::move(options)
       }
     }
     if (!device_) {
+      config.uring = options_.uring != RuntimeOptions::Uring::kOff;  // plain: kAuto too
       device_ = std::make_unique<io::TunDevice>(config);
     }
     options_.offload = config.offload ? Offload::kOn : Offload::kOff;
   } else if ((subnet = device_number(dev, "tap"))) {
     io::KernelDeviceConfig config{dev};
-    config.uring = options_.uring;
+    config.uring = options_.uring == RuntimeOptions::Uring::kOn;
     device_ = std::make_unique<io::TapDevice>(config);
   } else {
     throw std::runtime_error(
@@ -284,7 +289,7 @@ StackRuntime::StackRuntime(RuntimeOptions options) : options_(std::move(options)
   spdlog::debug("stack: {}{}{} on {} (mtu {}, mss {}{}{})", host.address, host.ipv6 ? " and " : "",
                 host.ipv6 ? fmt::format("{}", *host.ipv6) : "", dev, mtu, host.tcp.mss,
                 options_.offload == Offload::kOn ? ", offload" : "",
-                options_.uring ? ", io_uring asked for" : "");
+                options_.uring == RuntimeOptions::Uring::kOff ? ", no io_uring" : "");
 }
 
 StackRuntime::~StackRuntime() {

@@ -47,14 +47,17 @@ struct RuntimeOptions {
   // kAuto: tunN tries it (plain packets when the kernel refuses)
   // unless an impairment is set (that stage would see super-packets).
   bool offload_by_default = true;
-  // Plain tunN/tapN: each loop pass's batch of writes goes to the kernel in
-  // one io_uring_enter (io::UringWriter) instead of one write() per packet,
-  // and reads come up to 64 per io_uring_enter (io::UringReader) instead of
-  // one read() each; write() and read() when io_uring cannot be set up
-  // (logged). "+uring" in the device
-  // name (tun144+uring, tap10+uring) turns it on; on tunN it also means no
-  // offload unless "+offload" asks for it (then io_uring is not used).
-  bool uring = false;
+  // io_uring for plain kernel devices: each loop pass's batch of writes goes
+  // to the kernel in one io_uring_enter (io::UringWriter) instead of one
+  // write() per packet, and reads come up to 64 per io_uring_enter
+  // (io::UringReader) instead of one read() each; write() and read() when
+  // io_uring cannot be set up (logged). kAuto: on for a plain tunN (no
+  // offload: "+nooffload", an impairment, or a kernel that refuses it), off
+  // for tapN. kOn ("+uring" after the device name: tun144+uring, tap10+uring)
+  // also on tapN, and on tunN it means no offload unless "+offload" asks for
+  // it (then io_uring is not used). kOff ("+nouring"): read() and write().
+  enum class Uring : uint8_t { kAuto, kOn, kOff };
+  Uring uring = Uring::kAuto;
   // Leave out pure ACKs that a later ACK in the same batch supersedes
   // (io/ack_coalescer.hh): one ACK per connection and loop pass under load.
   bool coalesce_acks = true;
@@ -77,8 +80,8 @@ struct RuntimeOptions {
   // 9000); set to something else, it is only lowered to fit the MTU.
   tcp::TcpConfig tcp;
 
-  // Takes the suffixes "+offload", "+nooffload" and "+uring" off the end of
-  // `dev`, in any order, into `offload` and `uring` (StackRuntime does it
+  // Takes the suffixes "+offload", "+nooffload", "+uring" and "+nouring" off
+  // the end of `dev`, in any order, into `offload` and `uring` (StackRuntime does it
   // first; "tun144+uring+offload" leaves "tun144").
   void take_device_suffixes();
 };

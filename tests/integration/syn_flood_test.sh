@@ -18,8 +18,8 @@
 # builds (every SYN read, clients served in ~1 ms), 20000 in sanitizer builds,
 # which are too slow to be timed and whose allocator quarantines freed memory:
 # there the test checks that cookies let clients in, not speed or RSS.
-# SYN_FLOOD_DEV_SUFFIX is appended to tt-serve's --dev tunN (e.g. +uring: writes
-# through io_uring). Skips (77) without root, fails under CI=true.
+# SYN_FLOOD_DEV_SUFFIX is appended to tt-serve's --dev tunN (e.g. +uring: reads
+# and writes through io_uring, +nooffload+nouring: one read() and write() each). Skips (77) without root, fails under CI=true.
 set -euo pipefail
 BIN=$(cd "${1:?usage: $0 BIN_DIR [tt-serve flags]}" && pwd)
 shift

@@ -30,9 +30,10 @@ cp "$work/big.bin" "$work/www/big.bin"
 want=$(sha256sum <"$work/big.bin" | cut -d' ' -f1)
 
 # tun144 (offload by default: IFF_VNET_HDR, GSO super-packets in, TSO out),
-# tun144+nooffload (one read or write per packet) and tap10.
-for dev in tun144 tun144+nooffload tap10; do
-  base=${dev%+nooffload}
+# tun144+nooffload (one READ or WRITE per packet, up to 64 per io_uring_enter),
+# tun144+nooffload+nouring (one read() or write() per packet) and tap10.
+for dev in tun144 tun144+nooffload tun144+nooffload+nouring tap10; do
+  base=${dev%%+*}
   n=${base#tun}
   n=${n#tap}
   kind=${base%%[0-9]*}

@@ -1,5 +1,5 @@
-// RuntimeOptions::take_device_suffixes: "+offload", "+nooffload" and "+uring"
-// at the end of --dev, in any order.
+// RuntimeOptions::take_device_suffixes: "+offload", "+nooffload", "+uring" and
+// "+nouring" at the end of --dev, in any order.
 
 #include <gtest/gtest.h>
 
@@ -11,6 +11,7 @@ namespace tinytcp::runtime {
 namespace {
 
 using Offload = RuntimeOptions::Offload;
+using Uring = RuntimeOptions::Uring;
 
 RuntimeOptions with_dev(std::string dev) {
   RuntimeOptions o;
@@ -23,7 +24,7 @@ TEST(DeviceSuffixesTest, ANameWithoutSuffixesIsLeftAlone) {
   const auto o = with_dev("tun144");
   EXPECT_EQ(o.dev, "tun144");
   EXPECT_EQ(o.offload, Offload::kAuto);
-  EXPECT_FALSE(o.uring);
+  EXPECT_EQ(o.uring, Uring::kAuto);
 }
 
 TEST(DeviceSuffixesTest, EachSuffixSetsItsOption) {
@@ -31,26 +32,33 @@ TEST(DeviceSuffixesTest, EachSuffixSetsItsOption) {
   EXPECT_EQ(with_dev("tun144+nooffload").offload, Offload::kOff);
   const auto o = with_dev("tap10+uring");
   EXPECT_EQ(o.dev, "tap10");
-  EXPECT_TRUE(o.uring);
+  EXPECT_EQ(o.uring, Uring::kOn);
   EXPECT_EQ(o.offload, Offload::kAuto);
+  const auto off = with_dev("tun144+nouring");
+  EXPECT_EQ(off.dev, "tun144");
+  EXPECT_EQ(off.uring, Uring::kOff);
 }
 
 TEST(DeviceSuffixesTest, SuffixesComeOffInAnyOrder) {
   for (const char* dev : {"tun144+uring+offload", "tun144+offload+uring"}) {
     const auto o = with_dev(dev);
     EXPECT_EQ(o.dev, "tun144") << dev;
-    EXPECT_TRUE(o.uring) << dev;
+    EXPECT_EQ(o.uring, Uring::kOn) << dev;
     EXPECT_EQ(o.offload, Offload::kOn) << dev;
   }
+  const auto o = with_dev("tun144+nouring+nooffload");
+  EXPECT_EQ(o.dev, "tun144");
+  EXPECT_EQ(o.uring, Uring::kOff);
+  EXPECT_EQ(o.offload, Offload::kOff);
 }
 
 TEST(DeviceSuffixesTest, OnlyTheEndCountsAndANameStays) {
   const auto middle = with_dev("tun+uring144");  // not at the end: part of the name
   EXPECT_EQ(middle.dev, "tun+uring144");
-  EXPECT_FALSE(middle.uring);
+  EXPECT_EQ(middle.uring, Uring::kAuto);
   const auto bare = with_dev("+uring");  // nothing before it: left as the name
   EXPECT_EQ(bare.dev, "+uring");
-  EXPECT_FALSE(bare.uring);
+  EXPECT_EQ(bare.uring, Uring::kAuto);
 }
 
 }  // namespace
