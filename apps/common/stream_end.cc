@@ -308,14 +308,40 @@ std::string endpoint_text(const stack::IpAddress& address, uint16_t port) {
   return stack::PeerKey{address, port}.to_string();
 }
 
+namespace {
+
+// The endpoint's output for a Host write. Its pieces (a robust session's
+// 5-byte DATA header, then the body in the replay buffer) go in one write:
+// each write pushes segments at once, and a header on its own would leave
+// as a segment of its own.
+std::string_view gathered_output(const PumpIo& io, size_t max) {
+  if (!io.output_pieces) {
+    return io.output();
+  }
+  std::array<std::string_view, kMaxSendPieces> pieces;
+  const size_t count = io.output_pieces(pieces.data(), pieces.size());
+  if (count <= 1) {
+    return count == 1 ? pieces[0] : std::string_view();
+  }
+  thread_local std::string gathered;
+  gathered.clear();
+  for (size_t i = 0; i < count && gathered.size() < max; ++i) {
+    gathered.append(pieces[i].substr(0, max - gathered.size()));
+  }
+  return gathered;
+}
+
+}  // namespace
+
 StepOutcome step_stack_stream(stack::Host& host, stack::SocketId id, const PumpIo& io, Instant now,
                               size_t output_slice) {
   StepOutcome out;
   size_t written = 0;
   for (bool moved = true; moved;) {
     moved = false;
-    for (std::string_view data = io.output(); !data.empty() && written < output_slice;
-         data = io.output()) {
+    for (std::string_view data = gathered_output(io, output_slice - written);
+         !data.empty() && written < output_slice;
+         data = gathered_output(io, output_slice - written)) {
       const size_t n = host.write(id, data.substr(0, output_slice - written), now);
       if (n == 0) {
         break;
