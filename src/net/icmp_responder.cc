@@ -30,14 +30,15 @@ const char* to_string(IcmpSuppressed s) {
 }
 
 IcmpResponder::IcmpResponder(const Config& config)
-    : config_(config),
-      errors_(config.errors_per_second, config.burst),
-      buffer_(Ipv4Header::kMaxTotalLength) {}
+    : config_(config), errors_(config.errors_per_second, config.burst) {}
 
 std::string_view IcmpResponder::build(Ipv4Address src, Ipv4Address dst,
                                       const IcmpMessage& message) {
   const size_t total = Ipv4Header::kMinSize + IcmpMessage::kHeaderSize + message.data.size();
-  TINYTCP_DCHECK(total <= buffer_.size());
+  TINYTCP_DCHECK(total <= Ipv4Header::kMaxTotalLength);
+  if (!buffer_) {
+    buffer_.reset(new char[Ipv4Header::kMaxTotalLength]);
+  }
   Ipv4Header h;
   h.total_length = static_cast<uint16_t>(total);
   h.id = next_id_++;
@@ -45,7 +46,7 @@ std::string_view IcmpResponder::build(Ipv4Address src, Ipv4Address dst,
   h.protocol = static_cast<uint8_t>(wire::IpProtocol::kIcmp);
   h.src = src;
   h.dst = dst;
-  BufferWriter w(buffer_.data(), buffer_.size());
+  BufferWriter w(buffer_.get(), Ipv4Header::kMaxTotalLength);
   serialize(h, w);
   serialize(message, w);
   TINYTCP_DCHECK(w.ok());

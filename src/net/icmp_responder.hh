@@ -13,8 +13,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string_view>
-#include <vector>
 
 #include "util/counters.hh"
 #include "util/time.hh"
@@ -74,7 +74,9 @@ class IcmpResponder {
   Config config_;
   TokenBucket errors_;
   uint16_t next_id_ = 1;
-  std::vector<char> buffer_;
+  // Room for the largest datagram, allocated with the first message (most
+  // hosts never send one) and not zeroed.
+  std::unique_ptr<char[]> buffer_;
   IcmpResponderStats stats_;
 };
 

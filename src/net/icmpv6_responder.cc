@@ -67,24 +67,27 @@ std::optional<int> invoking_icmpv6_type(const wire::Ipv6View& original) {
   return static_cast<uint8_t>(original.payload[chain->offset]);
 }
 
+constexpr size_t kBufferSize = Ipv6Header::kSize + 0xffff;
+
 }  // namespace
 
 Icmpv6Responder::Icmpv6Responder(const Config& config)
-    : config_(config),
-      errors_(config.errors_per_second, config.burst),
-      buffer_(Ipv6Header::kSize + 0xffff) {}
+    : config_(config), errors_(config.errors_per_second, config.burst) {}
 
 std::string_view Icmpv6Responder::build(const Ipv6Address& src, const Ipv6Address& dst,
                                         const Icmpv6Message& message) {
   const size_t payload = Icmpv6Message::kHeaderSize + message.data.size();
-  TINYTCP_DCHECK(Ipv6Header::kSize + payload <= buffer_.size());
+  TINYTCP_DCHECK(Ipv6Header::kSize + payload <= kBufferSize);
+  if (!buffer_) {
+    buffer_.reset(new char[kBufferSize]);
+  }
   Ipv6Header h;
   h.payload_length = static_cast<uint16_t>(payload);
   h.next_header = wire::ipv6::kIcmpv6;
   h.hop_limit = config_.hop_limit;
   h.src = src;
   h.dst = dst;
-  BufferWriter w(buffer_.data(), buffer_.size());
+  BufferWriter w(buffer_.get(), kBufferSize);
   serialize(h, w);
   serialize(message, src, dst, w);
   TINYTCP_DCHECK(w.ok());

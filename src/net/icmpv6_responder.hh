@@ -18,8 +18,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string_view>
-#include <vector>
 
 #include "util/counters.hh"
 #include "util/time.hh"
@@ -85,7 +85,9 @@ class Icmpv6Responder {
 
   Config config_;
   TokenBucket errors_;
-  std::vector<char> buffer_;
+  // Room for the largest packet, allocated with the first message (most
+  // hosts never send one) and not zeroed.
+  std::unique_ptr<char[]> buffer_;
   Icmpv6ResponderStats stats_;
 };
 

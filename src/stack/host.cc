@@ -29,7 +29,7 @@ Host::Host(HostConfig config, Output output)
       ipv6_(Ipv6Input::from(config_)),
       tcp6_(Ipv6Input::tcp_config(config_.tcp)),
       time_wait_(config_.max_time_wait, 2 * config_.tcp.msl, config_.time_wait_ack_interval),
-      out_buffer_(kMaxDatagram) {
+      out_buffer_(new char[kMaxDatagram]) {
   // connect() needs an HMAC (its ephemeral port, RFC 6056): set OpenSSL up
   // now, not while a peer waits for the first answer.
   warm_up_crypto();
@@ -53,7 +53,7 @@ void Host::emit(std::string_view datagram) {
 }
 
 void Host::send_segment(const tcp::TcpSegment& segment, const FourTuple& tuple) {
-  BufferWriter w(out_buffer_.data(), out_buffer_.size());
+  BufferWriter w(out_buffer_.get(), kMaxDatagram);
   if (serialize_datagram(segment, tuple, config_.ttl, w)) {
     emit(w.written());
   }
@@ -65,7 +65,7 @@ void Host::transmit(SocketId id, const tcp::TcpSegment& segment) {
   if (s == nullptr) {
     return;
   }
-  BufferWriter w(out_buffer_.data(), out_buffer_.size());
+  BufferWriter w(out_buffer_.get(), kMaxDatagram);
   if (!serialize_datagram(segment, s->tuple, config_.ttl, w)) {
     spdlog::error("host: segment of {} bytes does not fit a datagram", segment.payload.size());
     return;
@@ -197,7 +197,7 @@ void Host::send_reset(const InboundSegment& in) {
   if (!rst) {
     return;
   }
-  BufferWriter w(out_buffer_.data(), out_buffer_.size());
+  BufferWriter w(out_buffer_.get(), kMaxDatagram);
   if (serialize_datagram(*rst, in.tuple, config_.ttl, w)) {
     ++stats_.resets_sent;
     emit(w.written());
@@ -270,7 +270,7 @@ void Host::send_cookie_syn_ack(ListenQueue& listener, const InboundSegment& in, 
   const uint32_t tsval_now = tcp::TcpSender::timestamp_clock(timestamp_offset(in.tuple), now);
   const tcp::TcpSegment syn_ack =
       admission_.cookie_syn_ack(tcp_config(in.tuple), in, tsval_now, now);
-  BufferWriter w(out_buffer_.data(), out_buffer_.size());
+  BufferWriter w(out_buffer_.get(), kMaxDatagram);
   if (serialize_datagram(syn_ack, in.tuple, config_.ttl, w)) {
     ++stats_.syn_cookies_sent;
     ListenerAdmission::cookies_sent(listener, now);
