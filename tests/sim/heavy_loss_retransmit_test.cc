@@ -9,8 +9,10 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "sim/sim_network.hh"
 
@@ -69,6 +71,14 @@ struct Observer {
 
   uint64_t offset(tcp::Wrap32 w) const { return static_cast<uint32_t>(w.raw() - *isn); }
 
+  // TINYTCP_HEAVY_LOSS_TRACE="from,to" (seconds): every segment in between.
+  std::function<Instant()> now;
+  double trace_from = 1e9, trace_to = 0;
+  bool tracing() const {
+    const double t = to_seconds(now() - Instant{});
+    return t >= trace_from && t <= trace_to;
+  }
+
   // Link A->B filter: true drops the segment.
   bool on_data(const tcp::TcpSegment& s) {
     if (s.syn) {
@@ -85,6 +95,11 @@ struct Observer {
       ++spurious;
       spurious_told += reported.covers(a, b) ? 1u : 0u;
     }
+    if (tracing()) {
+      std::printf("%.4f A> %llu-%llu%s%s\n", to_seconds(now() - Instant{}), (unsigned long long)a,
+                  (unsigned long long)b, drop ? " LOST" : "",
+                  delivered.covers(a, b) ? " (dup)" : "");
+    }
     if (!drop) {
       delivered.add(a, b);
     }
@@ -94,6 +109,15 @@ struct Observer {
   void on_ack_delivered(const tcp::TcpSegment& s) {
     if (!isn || !s.ack) {
       return;
+    }
+    if (tracing()) {
+      std::printf("%.4f   <B ack %llu", to_seconds(now() - Instant{}),
+                  (unsigned long long)offset(s.ackno));
+      for (size_t i = 0; i < s.options.sack_count; ++i) {
+        std::printf(" [%llu,%llu)", (unsigned long long)offset(s.options.sack[i].left),
+                    (unsigned long long)offset(s.options.sack[i].right));
+      }
+      std::printf("\n");
     }
     reported.add(1, offset(s.ackno));
     for (size_t i = 0; i < s.options.sack_count; ++i) {
@@ -115,6 +139,10 @@ tcp::TcpConfig tunnel_config() {
   c.delayed_ack_timeout = milliseconds(5);
   c.tlp_max_ack_delay = milliseconds(10);
   c.black_hole_timeouts = 0;
+  c.linear_timeouts = 20;
+  c.rto_after_syn_timeout = Duration::zero();
+  c.syn_rto = milliseconds(20);
+  c.autotune_send_buffer = true;
   return c;
 }
 
@@ -131,6 +159,10 @@ TEST(HeavyLossTest, FewRetransmissionsResendWhatTheReceiverHas) {
     link.delay = std::chrono::microseconds(500);
     Network net(config, config, link, link, seed);
     Observer obs(kLoss, seed * 31);
+    obs.now = [&] { return net.now(); };
+    if (const char* t = std::getenv("TINYTCP_HEAVY_LOSS_TRACE")) {
+      std::sscanf(t, "%lf,%lf", &obs.trace_from, &obs.trace_to);
+    }
     net.ab().set_filter([&](const tcp::TcpSegment& s) { return obs.on_data(s); });
     net.ba().set_filter([&](const tcp::TcpSegment&) { return obs.rng.chance(kLoss); });
     net.ba().set_observer([&](const tcp::TcpSegment& s) { obs.on_ack_delivered(s); });
@@ -139,17 +171,29 @@ TEST(HeavyLossTest, FewRetransmissionsResendWhatTheReceiverHas) {
     size_t written = 0;
     net.b().listen();
     net.a().connect(net.now());
-    const bool done =
-        net.run_until([&] { return in.size() == out.size(); }, minutes(10),
-                      [&] {
-                        written += net.a().outbound().push(std::string_view(out).substr(written));
-                        auto& inbound = net.b().inbound();
-                        while (inbound.bytes_buffered() > 0) {
-                          const auto v = inbound.peek();
-                          in.append(v);
-                          inbound.pop(v.size());
-                        }
-                      });
+    std::optional<Instant> established;
+    Instant last_progress{};
+    std::vector<std::pair<Duration, Instant>> stalls;  // (length, start)
+    const auto app = [&] {
+      if (!established && net.a().state() == tcp::TcpState::Established) {
+        established = net.now();
+        last_progress = net.now();
+      }
+      written += net.a().outbound().push(std::string_view(out).substr(written));
+      const size_t before = in.size();
+      auto& inbound = net.b().inbound();
+      while (inbound.bytes_buffered() > 0) {
+        const auto v = inbound.peek();
+        in.append(v);
+        inbound.pop(v.size());
+      }
+      if (in.size() > before) {
+        stalls.emplace_back(net.now() - last_progress, last_progress);
+        last_progress = net.now();
+      }
+    };
+    const bool done = net.run_until([&] { return in.size() == out.size(); }, minutes(10), app);
+    std::sort(stalls.rbegin(), stalls.rend());
     ASSERT_TRUE(done);
     ASSERT_EQ(in, out);
     const auto& s = net.a().sender_stats();
@@ -169,6 +213,13 @@ TEST(HeavyLossTest, FewRetransmissionsResendWhatTheReceiverHas) {
           static_cast<unsigned long long>(s.lost_retransmissions_detected),
           static_cast<unsigned long long>(s.rto_expirations),
           static_cast<unsigned long long>(s.tlp_probes));
+      std::printf("  established %.3f s; longest stalls:",
+                  established ? to_seconds(*established - Instant{}) : -1.0);
+      for (size_t k = 0; k < std::min<size_t>(4, stalls.size()); ++k) {
+        std::printf(" %.1f ms at %.3f", to_seconds(stalls[k].first) * 1e3,
+                    to_seconds(stalls[k].second - Instant{}));
+      }
+      std::printf("\n");
     }
     // Before RACK_sent_after followed the transmission order, 10% of the
     // data segments resent data B had (a retransmission sent after new data
