@@ -224,6 +224,7 @@ size_t KernelDevice::receive_batch(const PacketHandler& on_packet, size_t max_pa
 
 size_t KernelDevice::receive_batch_uring(const PacketHandler& on_packet, size_t max_packets) {
   size_t handed_up = 0;
+  size_t found = 0;  // packets this call read
   size_t armed = uring_reads_armed_;
   while (handed_up < max_packets) {
     const size_t want = std::min(armed, max_packets - handed_up);
@@ -246,7 +247,7 @@ size_t KernelDevice::receive_batch_uring(const PacketHandler& on_packet, size_t 
       }
       emptied = true;  // the device ran dry (or failed)
     }
-    uring_reads_armed_ = std::clamp<size_t>(2 * got, kMinUringReads, UringReader::kEntries);
+    found += got;
     if (reader_->broken()) {
       spdlog::warn("{}: io_uring reads failed: one read() per packet from now on", name_);
       reader_.reset();
@@ -259,8 +260,12 @@ size_t KernelDevice::receive_batch_uring(const PacketHandler& on_packet, size_t 
     if (got == 0) {
       break;
     }
-    armed = emptied ? uring_reads_armed_ : UringReader::kEntries;
+    armed = emptied ? std::clamp<size_t>(2 * got, kMinUringReads, UringReader::kEntries)
+                    : UringReader::kEntries;
   }
+  // The next call arms twice what this one found (the enter that found the
+  // device dry, which ends most calls, says nothing about the traffic).
+  uring_reads_armed_ = std::clamp<size_t>(2 * found, kMinUringReads, UringReader::kEntries);
   return handed_up;
 }
 
