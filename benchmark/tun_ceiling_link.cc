@@ -129,6 +129,10 @@ void TunCeilingLink::flush() {
     errno = -r;
     fail("io_uring_submit_and_wait");
   }
+  if (r < queued) {  // the rest would never complete: waiting for them would hang
+    errno = EIO;
+    fail("io_uring_submit_and_wait took fewer entries than queued");
+  }
   ++counters_.enters;
   int reaped = 0;
   while (reaped < queued) {
@@ -174,6 +178,10 @@ void TunCeilingLink::read_batch() {
   if (r < 0) {
     errno = -r;
     fail("io_uring_submit_and_wait");
+  }
+  if (r < total) {  // the rest would never complete: waiting for them would hang
+    errno = EIO;
+    fail("io_uring_submit_and_wait took fewer entries than queued");
   }
   ++counters_.enters;
   u.emptied = false;
