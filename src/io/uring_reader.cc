@@ -7,6 +7,8 @@
 
 #ifdef TINYTCP_HAVE_LIBURING
 #include <liburing.h>
+
+#include "io/uring_completions.hh"
 #endif
 
 namespace tinytcp::io {
@@ -49,40 +51,13 @@ size_t UringReader::read(size_t count) {
     io_uring_sqe_set_data64(sqe, i);
     results_[i] = -ECANCELED;
   }
-  int submitted = 0;
-  do {
-    submitted = io_uring_submit_and_wait(ring, static_cast<unsigned>(count));
-  } while (submitted == -EINTR);
+  const int submitted = submit_and_reap(ring, count, results_, &broken_);
   if (submitted <= 0) {
     broken_ = true;  // the SQEs stay queued: this ring is not used again
     count_ = 0;
     return 0;
   }
   ++enters_;
-  size_t reaped = 0;
-  while (reaped < static_cast<size_t>(submitted)) {
-    io_uring_cqe* cqe = nullptr;
-    const int w = io_uring_wait_cqe(ring, &cqe);
-    if (w == -EINTR) {
-      continue;
-    }
-    if (w < 0) {
-      broken_ = true;
-      break;
-    }
-    const uint64_t index = io_uring_cqe_get_data64(cqe);
-    if (index < count) {
-      results_[index] = cqe->res;
-    }
-    io_uring_cqe_seen(ring, cqe);
-    ++reaped;
-  }
-  if (static_cast<size_t>(submitted) < count) {
-    // The kernel stopped at an entry it could not take: the rest are still in
-    // the submission queue, aimed at buffers handed up from this batch. They
-    // must never run with a later enter, so this ring is not used again.
-    broken_ = true;
-  }
   if (results_[0] == -EOPNOTSUPP) {
     broken_ = true;  // no RWF_NOWAIT on this descriptor: nothing of the batch was read
     count_ = 0;

@@ -8,6 +8,8 @@
 
 #ifdef TINYTCP_HAVE_LIBURING
 #include <liburing.h>
+
+#include "io/uring_completions.hh"
 #endif
 
 namespace tinytcp::io {
@@ -47,40 +49,10 @@ bool UringWriter::write_chunk(const std::string_view* packets, size_t count, siz
     io_uring_sqe_set_data64(sqe, i);
     ring_->results[i] = -ECANCELED;
   }
-  int submitted = 0;
-  do {
-    submitted = io_uring_submit_and_wait(ring, static_cast<unsigned>(count));
-  } while (submitted == -EINTR);
-  if (submitted < 0) {
-    broken_ = true;  // the SQEs stay queued: this ring is not used again
-    return false;
+  if (submit_and_reap(ring, count, ring_->results, &broken_) < 0) {
+    return false;  // the SQEs stay queued: this ring is not used again
   }
   ++enters_;
-  size_t reaped = 0;
-  while (reaped < static_cast<size_t>(submitted)) {
-    io_uring_cqe* cqe = nullptr;
-    const int w = io_uring_wait_cqe(ring, &cqe);
-    if (w == -EINTR) {
-      continue;
-    }
-    if (w < 0) {
-      broken_ = true;
-      break;
-    }
-    const uint64_t index = io_uring_cqe_get_data64(cqe);
-    if (index < count) {
-      ring_->results[index] = cqe->res;
-    }
-    io_uring_cqe_seen(ring, cqe);
-    ++reaped;
-  }
-  if (static_cast<size_t>(submitted) < count) {
-    // The kernel stopped at an entry it could not take: the rest are still in
-    // the submission queue, pointing at this batch's packets. They must never
-    // go out with a later enter, so this ring is not used again; they are
-    // reported below as not written.
-    broken_ = true;
-  }
   if (nowait_ && !broken_ && ring_->results[0] == -EOPNOTSUPP) {
     // A descriptor without RWF_NOWAIT support: this chunk again without it
     // (nothing of it was written), and no RWF_NOWAIT from now on.
