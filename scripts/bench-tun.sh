@@ -4,6 +4,7 @@
 #
 #   bench-tun.sh [--bytes 1G] [--mtu "1500 9000"] [--trials 3] [--modes "plain offload"]
 #                [--family "4 6"] [--loss 1%] [--cc reno|cubic|bbr|...] [--pin] [--out FILE.csv]
+#                [--bin DIR] [--syscalls]
 #
 #   tinytcp receives: socat (kernel) -> tt-serve --discard on tun144
 #   tinytcp sends:    curl (kernel) downloads a file from tt-serve --http on tun144
@@ -26,9 +27,14 @@
 # families alternates from trial to trial, and the ratio is the median of the
 # per-trial ratios. --pin: tt-serve (and the kernel sink) on CPU 0, the
 # kernel peer (socat, curl) on CPU 1, so the scheduler's placement does not
-# add its own spread to a ratio (needs 2 CPUs). Needs root.
+# add its own spread to a ratio (needs 2 CPUs). --bin DIR: the tt-serve of
+# DIR (e.g. a copy of an older build, for before and after) instead of
+# building build/release. --syscalls: `perf stat` counts tt-serve's system
+# calls during each transfer (raw_syscalls:sys_enter, a tracepoint count;
+# io_uring_enter is one of them) and the summary gives them per MiB. Needs root.
 # Prints Gbit/s per trial and the median; CSV columns:
-# path,direction,mtu,trial,bytes,seconds,gbps,loss,family
+# path,direction,mtu,trial,bytes,seconds,gbps,loss,family,serve_cpu_ns_per_mib,
+# serve_syscalls_per_mib
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -42,6 +48,8 @@ cc=""
 out=""
 pin_serve=()
 pin_peer=()
+bin=""
+syscalls=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --bytes) bytes=$2; shift 2 ;;
@@ -53,6 +61,8 @@ while [ $# -gt 0 ]; do
     --cc) cc=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     --pin) pin_serve=(taskset -c 0); pin_peer=(taskset -c 1); shift ;;
+    --bin) bin=$2; shift 2 ;;
+    --syscalls) syscalls=1; shift ;;
     *) echo "bench-tun: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -80,14 +90,20 @@ print(p)") || { echo "bench-tun: bad --loss $loss (e.g. 1% or 0.01)" >&2; exit 2
   impair=(--impair-in "loss=$loss")
 fi
 
-cmake --preset release >/dev/null
-cmake --build --preset release --target tt-serve >/dev/null
-BIN=$(pwd)/build/release/bin
+if [ -n "$bin" ]; then
+  BIN=$(cd "$bin" && pwd)
+else
+  cmake --preset release >/dev/null
+  cmake --build --preset release --target tt-serve >/dev/null
+  BIN=$(pwd)/build/release/bin
+fi
 NS="tt-bt-$$"
 NS2="tt-bt2-$$"
 WORK=$(mktemp -d /tmp/tt-bench-tun.XXXXXX)
 SERVE=""
+PERF=""
 cleanup() {
+  [ -n "$PERF" ] && kill "$PERF" 2>/dev/null || true
   [ -n "$SERVE" ] && kill "$SERVE" 2>/dev/null || true
   ip netns del "$NS" 2>/dev/null || true
   ip netns del "$NS2" 2>/dev/null || true
@@ -119,12 +135,13 @@ if [ -n "$loss" ]; then
 fi
 head -c "$n_bytes" /dev/zero >"$WORK/file.bin"
 
-csv="path,direction,mtu,trial,bytes,seconds,gbps,loss,family,serve_cpu_ns_per_mib"
-record() {  # path direction mtu trial seconds [family [serve_cpu_ns]]
-  local gbps per_mib=""
+csv="path,direction,mtu,trial,bytes,seconds,gbps,loss,family,serve_cpu_ns_per_mib,serve_syscalls_per_mib"
+record() {  # path direction mtu trial seconds [family [serve_cpu_ns [serve_syscalls]]]
+  local gbps per_mib="" calls_per_mib=""
   gbps=$(python3 -c "print(f'{$n_bytes*8/$5/1e9:.3f}')")
   [ -n "${7:-}" ] && per_mib=$(( $7 * 1048576 / n_bytes ))
-  csv+=$'\n'"$1,$2,$3,$4,$n_bytes,$5,$gbps,${loss:-0},${6:-4},$per_mib"
+  [ -n "${8:-}" ] && calls_per_mib=$(python3 -c "print(f'{$8 * 1048576 / $n_bytes:.1f}')")
+  csv+=$'\n'"$1,$2,$3,$4,$n_bytes,$5,$gbps,${loss:-0},${6:-4},$per_mib,$calls_per_mib"
   printf '%-8s %-8s mtu %-5s trial %s IPv%s: %s Gbit/s\n' "$1" "$2" "$3" "$4" "${6:-4}" "$gbps"
 }
 start_serve() {  # mode
@@ -146,6 +163,23 @@ elapsed() { python3 -c "print(f'{$2 - $1:.4f}')"; }
 # the work per byte, which the scheduler's placement does not change as it
 # changes a transfer's wall-clock time.
 serve_cpu() { cut -d' ' -f1 "/proc/$SERVE/schedstat"; }
+# With --syscalls: perf stat counts tt-serve's system calls from here to
+# count_stop, which leaves the count in CALLS (empty without --syscalls).
+CALLS=""
+count_start() {
+  [ "$syscalls" = 1 ] || return 0
+  perf stat -x, -e raw_syscalls:sys_enter -p "$SERVE" -o "$WORK/perf.out" &
+  PERF=$!
+  sleep 0.2
+}
+count_stop() {
+  CALLS=""
+  [ "$syscalls" = 1 ] || return 0
+  kill -INT "$PERF"
+  wait "$PERF" || true
+  PERF=""
+  CALLS=$(awk -F, '/raw_syscalls/ {print $1}' "$WORK/perf.out")
+}
 
 echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg) ($(nproc) CPUs)"
 for mtu in $mtus; do
@@ -169,17 +203,24 @@ for mtu in $mtus; do
           socat_to=TCP6:[fd00:7474:144::9]:9
           url=http://[fd00:7474:144::9]/file.bin
         fi
+        count_start
         c0=$(serve_cpu)
         t0=$(date +%s.%N)
         ip netns exec "$NS" "${pin_peer[@]}" socat -b 262144 -u OPEN:"$WORK/file.bin" "$socat_to"
         t1=$(date +%s.%N)
+        c1=$(serve_cpu)
+        count_stop
         record "$path" receive "$mtu" "$trial" "$(elapsed "$t0" "$t1")" "$family" \
-          $(($(serve_cpu) - c0))
+          $((c1 - c0)) $CALLS
+        count_start
         c0=$(serve_cpu)
         t0=$(date +%s.%N)
         ip netns exec "$NS" "${pin_peer[@]}" curl -sS -g -o /dev/null "$url"
         t1=$(date +%s.%N)
-        record "$path" send "$mtu" "$trial" "$(elapsed "$t0" "$t1")" "$family" $(($(serve_cpu) - c0))
+        c1=$(serve_cpu)
+        count_stop
+        record "$path" send "$mtu" "$trial" "$(elapsed "$t0" "$t1")" "$family" $((c1 - c0)) \
+          $CALLS
       done
       stop_serve
     done
@@ -247,6 +288,14 @@ for mtu in sorted({k[0] for k in groups}, key=int):
         elif v:
             print(f"tt-serve CPU per MiB mtu {mtu:>5} {path:8} {direction:8} IPv{what} "
                   f"{statistics.median(v) / 1000:.0f} us")
+    calls = {}
+    for r in rows:
+        if r["mtu"] == mtu and r.get("serve_syscalls_per_mib"):
+            calls.setdefault((r["path"], r["direction"], r["family"]), []).append(
+                float(r["serve_syscalls_per_mib"]))
+    for (path, direction, family), v in sorted(calls.items()):
+        print(f"tt-serve system calls per MiB mtu {mtu:>5} {path:8} {direction:8} IPv{family} "
+              f"{statistics.median(v):.0f}  median of {len(v)}")
 PY
 if [ -n "$out" ]; then
   mkdir -p "$(dirname "$out")"

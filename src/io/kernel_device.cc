@@ -167,22 +167,76 @@ void KernelDevice::send_batch_uring(const std::string_view* packets, size_t coun
     while (i + n < count && packets[i + n].size() <= mtu_ + link_header_bytes()) {
       ++n;
     }
-    uring_packets_ = packets + i;
-    const size_t written = n > 1 && uring_ ? uring_->write(packets + i, n, uring_done_) : 0;
-    if (uring_ && uring_->broken()) {
-      spdlog::warn("{}: io_uring submission failed: one write() per packet from now on", name_);
-      uring_.reset();
-    }
-    for (size_t k = written; k < n; ++k) {  // one packet, or a ring that broke
-      send(packets[i + k]);
-    }
+    write_run_uring(packets + i, n, i + n == count);
     i += n;
     if (i < count) {
       send(packets[i]);  // the oversized one: counted as too big
       ++i;
     }
   }
+}
+
+void KernelDevice::write_run_uring(const std::string_view* packets, size_t count, bool read_ahead) {
+  // The reader's buffers are free: no receive_batch() is handing them up, no
+  // read-ahead packets wait in them, and it is not broken.
+  const bool ahead = read_ahead && read_ahead_ && count > 0 && !receiving_ && ahead_end_ == 0 &&
+                     reader_ && !reader_->broken();
+  const size_t alone = ahead ? count - std::min<size_t>(count, UringReader::kEntries) : count;
+  uring_packets_ = packets;
+  size_t written =
+      (alone > 1 || (alone > 0 && ahead)) ? uring_->write(packets, alone, uring_done_) : 0;
+  if (uring_->broken()) {
+    spdlog::warn("{}: io_uring submission failed: one write() per packet from now on", name_);
+    uring_.reset();
+  } else if (ahead && written == alone && write_and_read_ahead(packets + alone, count - alone)) {
+    written = count;
+  }
   uring_packets_ = nullptr;
+  for (size_t k = written; k < count; ++k) {  // one packet, or a ring that broke
+    send(packets[k]);
+  }
+}
+
+bool KernelDevice::write_and_read_ahead(const std::string_view* packets, size_t count) {
+  if (!reader_->write_then_read(packets, count, write_results_, uring_reads_armed_)) {
+    return false;  // nothing submitted; the next receive_batch() falls back to read()
+  }
+  bool written = true;
+  if (write_results_[0] == -EOPNOTSUPP) {
+    // No RWF_NOWAIT writes on this descriptor: nothing was written; these
+    // and all later writes go through uring_ (which writes without it).
+    spdlog::info("{}: no RWF_NOWAIT writes: writes no longer carry reads", name_);
+    read_ahead_ = false;
+    written = false;
+  } else {
+    const std::string_view* batch = uring_packets_;
+    uring_packets_ = packets;
+    for (size_t i = 0; i < count; ++i) {
+      uring_done_(i, write_results_[i]);
+    }
+    uring_packets_ = batch;
+  }
+  // Kept for the next receive_batch() only when a READ found a packet: a
+  // batch of -EAGAIN would cost the event loop a pass for nothing.
+  ahead_next_ = 0;
+  ahead_end_ = 0;
+  for (size_t i = 0; i < reader_->reads(); ++i) {
+    if (reader_->result(i) != -EAGAIN) {
+      ahead_end_ = reader_->reads();
+      break;
+    }
+  }
+  if (ahead_end_ == 0) {
+    uring_reads_armed_ = kMinUringReads;
+  }
+  return written;
+}
+
+std::optional<Instant> KernelDevice::next_deadline() const {
+  if (ahead_next_ < ahead_end_) {
+    return Instant{};  // long due: hand them up at once
+  }
+  return std::nullopt;
 }
 
 void KernelDevice::refresh_mtu() {
@@ -222,37 +276,63 @@ size_t KernelDevice::receive_batch(const PacketHandler& on_packet, size_t max_pa
   return handed_up;
 }
 
+bool KernelDevice::take_read(size_t i, const PacketHandler& on_packet, size_t* handed_up,
+                             size_t* got) {
+  const int result = reader_->result(i);
+  if (result >= 0) {
+    ++*got;
+    // The view lives in the reader's buffer i until its next enter.
+    if (hand_up(reader_->datagram(i), on_packet)) {
+      ++*handed_up;
+    }
+    return true;
+  }
+  if (result != -EAGAIN && result != -EWOULDBLOCK && result != -EINTR) {
+    ++stats_.receive_drops;
+    drop(DeviceDrop::kReadError);
+  }
+  return false;  // the device ran dry (or failed)
+}
+
 size_t KernelDevice::receive_batch_uring(const PacketHandler& on_packet, size_t max_packets) {
+  // While packets are handed up from the reader's buffers, a send_batch()
+  // (the handler may send) must not read ahead into them.
+  struct Receiving {
+    bool& flag;
+    explicit Receiving(bool& f) : flag(f) { flag = true; }
+    ~Receiving() { flag = false; }
+  } receiving(receiving_);
   size_t handed_up = 0;
   size_t found = 0;  // packets this call read
   size_t armed = uring_reads_armed_;
-  while (handed_up < max_packets) {
+  bool enter = true;
+  if (ahead_end_ > 0) {
+    // What the last send_batch()'s enter read ahead: this call's first batch.
+    size_t got = 0;
+    bool emptied = false;
+    while (ahead_next_ < ahead_end_ && handed_up < max_packets) {
+      emptied = !take_read(ahead_next_++, on_packet, &handed_up, &got) || emptied;
+    }
+    found += got;
+    packets_read_ahead_ += got;
+    if (ahead_next_ < ahead_end_) {
+      return handed_up;  // `max_packets` reached: the rest with the next call
+    }
+    ahead_next_ = ahead_end_ = 0;
+    // As after an enter of the loop below.
+    enter = got > 0;
+    armed = emptied ? std::clamp<size_t>(2 * got, kMinUringReads, UringReader::kEntries)
+                    : UringReader::kEntries;
+  }
+  while (enter && handed_up < max_packets && !reader_->broken()) {
     const size_t want = std::min(armed, max_packets - handed_up);
     const size_t ran = reader_->read(want);
     size_t got = 0;
     bool emptied = false;
     for (size_t i = 0; i < ran; ++i) {
-      const int result = reader_->result(i);
-      if (result >= 0) {
-        ++got;
-        // The view lives in the reader's buffer i until the next read().
-        if (hand_up(reader_->datagram(i), on_packet)) {
-          ++handed_up;
-        }
-        continue;
-      }
-      if (result != -EAGAIN && result != -EWOULDBLOCK && result != -EINTR) {
-        ++stats_.receive_drops;
-        drop(DeviceDrop::kReadError);
-      }
-      emptied = true;  // the device ran dry (or failed)
+      emptied = !take_read(i, on_packet, &handed_up, &got) || emptied;
     }
     found += got;
-    if (reader_->broken()) {
-      spdlog::warn("{}: io_uring reads failed: one read() per packet from now on", name_);
-      reader_.reset();
-      return handed_up + receive_batch(on_packet, max_packets - handed_up);
-    }
     // As read() in a loop would: stop when an enter finds nothing. One that
     // found the device dry after some packets enters again, smaller: while
     // those were read, the sender has queued more (stopping at the first
@@ -262,6 +342,12 @@ size_t KernelDevice::receive_batch_uring(const PacketHandler& on_packet, size_t 
     }
     armed = emptied ? std::clamp<size_t>(2 * got, kMinUringReads, UringReader::kEntries)
                     : UringReader::kEntries;
+  }
+  if (reader_->broken()) {
+    spdlog::warn("{}: io_uring reads failed: one read() per packet from now on", name_);
+    reader_.reset();
+    receiving_ = false;
+    return handed_up + receive_batch(on_packet, max_packets - handed_up);
   }
   // The next call arms twice what this one found (the enter that found the
   // device dry, which ends most calls, says nothing about the traffic).

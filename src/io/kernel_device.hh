@@ -35,13 +35,20 @@
 // next enter). How many READs an enter arms follows the traffic: twice what
 // the last batch found, at least kMinUringReads, and 64 again after a batch
 // that came back full, so a quiet device does not pay for 64 READs that say
-// EAGAIN. When io_uring cannot be set up (no liburing in the build, the
-// io_uring_disabled sysctl, seccomp, an old kernel) the device says so in one
-// log line and uses write(2) and read(2); uring() and uring_reads() tell which.
+// EAGAIN. The writes of a send_batch() (its last up to 64) and the next READs
+// share one io_uring_enter (UringReader::write_then_read): what the kernel
+// answers to them, or sent meanwhile, is read ahead into the reader's buffers
+// and handed up by the next receive_batch(), whose first enter that saves;
+// next_deadline() is due while packets wait there, so an event loop does not
+// sleep on them. Not while a receive_batch() runs (its packets live in those
+// buffers) nor while read-ahead packets wait. When io_uring cannot be set up (no liburing in the
+// build, the io_uring_disabled sysctl, seccomp, an old kernel) the device says so in one log line
+// and uses write(2) and read(2); uring() and uring_reads() tell which.
 
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -98,6 +105,9 @@ class KernelDevice : public DatagramAdapter {
   // With offload: runs of segments of one flow leave as TSO super-packets.
   void send_batch(const std::string_view* packets, size_t count) override;
 
+  // Due at once while packets read ahead by send_batch() wait to be handed up.
+  std::optional<Instant> next_deadline() const override;
+
   int fd() const override { return fd_.get(); }
   LinkType link_type() const override { return type_; }
   size_t mtu() const override { return mtu_; }
@@ -106,12 +116,18 @@ class KernelDevice : public DatagramAdapter {
   bool offload() const { return offload_; }
   // send_batch() writes through io_uring (asked for, set up, and not broken).
   bool uring() const { return uring_ != nullptr && !uring_->broken(); }
-  // io_uring_enter calls that submitted writes (0 without uring()).
-  uint64_t uring_enters() const { return uring_ ? uring_->enters() : 0; }
+  // io_uring_enter calls that submitted writes (0 without uring()), with or
+  // without READs behind them.
+  uint64_t uring_enters() const {
+    return (uring_ ? uring_->enters() : 0) + (reader_ ? reader_->write_enters() : 0);
+  }
   // receive_batch() reads through io_uring (asked for, set up, and not broken).
   bool uring_reads() const { return reader_ != nullptr && !reader_->broken(); }
-  // io_uring_enter calls that submitted reads (0 without uring_reads()).
+  // io_uring_enter calls that submitted reads (0 without uring_reads()), also
+  // those that carried writes in front.
   uint64_t uring_read_enters() const { return reader_ ? reader_->enters() : 0; }
+  // Packets read ahead by send_batch()'s enters (handed up later).
+  uint64_t packets_read_ahead() const { return packets_read_ahead_; }
   const OffloadStats& offload_stats() const { return offload_stats_; }
 
   // The interface name the kernel gave the device.
@@ -145,8 +161,17 @@ class KernelDevice : public DatagramAdapter {
   void start_uring(const KernelDeviceConfig& config);
   // Plain send_batch() through uring_: one io_uring_enter per 64 packets.
   void send_batch_uring(const std::string_view* packets, size_t count);
+  // Writes packets[0..count) (none too big) through uring_, the last up to 64
+  // in front of READs when `read_ahead` and the reader is free.
+  void write_run_uring(const std::string_view* packets, size_t count, bool read_ahead);
+  // The WRITEs of packets[0..count) (at most 64) and READs in one enter; false
+  // when the packets were not written (the caller writes them another way).
+  bool write_and_read_ahead(const std::string_view* packets, size_t count);
   // receive_batch() through reader_: one io_uring_enter per batch of READs.
   size_t receive_batch_uring(const PacketHandler& on_packet, size_t max_packets);
+  // Hands up READ `i` of the reader's last enter; false when it found the
+  // device dry or failed (counted). `*got` counts the datagrams read.
+  bool take_read(size_t i, const PacketHandler& on_packet, size_t* handed_up, size_t* got);
   // Counts one read datagram and hands it up; false when it was dropped.
   bool hand_up(std::string_view packet, const PacketHandler& on_packet);
 
@@ -168,6 +193,12 @@ class KernelDevice : public DatagramAdapter {
   const std::string_view* uring_packets_ = nullptr;  // the batch uring_done_ reports on
   std::unique_ptr<UringReader> reader_;
   size_t uring_reads_armed_ = UringReader::kEntries;  // READs the next first enter arms
+  bool receiving_ = false;  // in receive_batch_uring(): the reader's buffers are in use
+  bool read_ahead_ = true;  // writes ride with READs (off if the fd refuses RWF_NOWAIT)
+  size_t ahead_next_ = 0;   // read-ahead READs [ahead_next_, ahead_end_) of the
+  size_t ahead_end_ = 0;    // reader's last enter wait to be handed up
+  uint64_t packets_read_ahead_ = 0;
+  int write_results_[UringReader::kEntries] = {};
 };
 
 }  // namespace tinytcp::io

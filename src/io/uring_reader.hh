@@ -19,6 +19,14 @@
 // resident. Built only with liburing (TINYTCP_HAVE_LIBURING); without it
 // create() always says why not.
 //
+// An enter can carry a batch of WRITEs in front of its READs (write_then_read):
+// an event loop's pass then costs one io_uring_enter for what it sends and the
+// next packets it reads, instead of one for each. The WRITEs run first, in
+// order, also with RWF_NOWAIT; on a TUN device the kernel answers a written
+// TCP segment (an ACK) in the writer's context, so the READs behind it find
+// the answer at once. The written packets are the caller's and must not lie in
+// this reader's buffers while READs may land there.
+//
 //   std::string why;
 //   auto reader = UringReader::create(fd, 65536, &why);  // nullptr: use read(2)
 //   const size_t ran = reader->read(n);  // then result(i) and datagram(i), i < ran
@@ -33,7 +41,7 @@ namespace tinytcp::io {
 
 class UringReader {
  public:
-  static constexpr unsigned kEntries = 64;  // READs per io_uring_enter at most
+  static constexpr unsigned kEntries = 64;  // READs (and WRITEs) per io_uring_enter at most
 
   // A reader for `fd` (not owned; must outlive the reader) with kEntries
   // buffers of `buffer_bytes` each, or nullptr with `*why` set when io_uring
@@ -50,13 +58,22 @@ class UringReader {
   // kernel did not take them all, 0 when submission failed or the descriptor
   // refuses RWF_NOWAIT; the reader is then broken() (read(2) from now on).
   size_t read(size_t count);
+  // As read(count), behind up to kEntries WRITEs of packets[0..writes) in the
+  // same io_uring_enter; write_results[i] gets WRITE i's result (bytes or
+  // -errno; -ECANCELED when the kernel did not take it or its completion was
+  // lost: it was not written). Returns false when nothing was submitted (no
+  // WRITE ran, the reader is broken()); reads() then is 0.
+  bool write_then_read(const std::string_view* packets, size_t writes, int* write_results,
+                       size_t count);
+  size_t reads() const { return count_; }  // READs of the last enter that ran
   // After read(): READ i's result, bytes read or -errno (-EAGAIN: the device
   // was empty), and its datagram (valid until the next read()).
   int result(size_t i) const;
   std::string_view datagram(size_t i) const;
 
   bool broken() const { return broken_; }
-  uint64_t enters() const { return enters_; }  // io_uring_enter calls that submitted
+  uint64_t enters() const { return enters_; }              // io_uring_enter calls that submitted
+  uint64_t write_enters() const { return write_enters_; }  // of them, with WRITEs in front
 
  private:
   struct Ring;
@@ -66,10 +83,12 @@ class UringReader {
   size_t buffer_bytes_;
   std::unique_ptr<char[]> buffers_;  // kEntries * buffer_bytes_, uninitialized
   std::unique_ptr<Ring> ring_;
-  int results_[kEntries] = {};
-  size_t count_ = 0;  // READs of the last read()
+  int results_[2 * kEntries] = {};  // the WRITEs', then the READs'
+  size_t first_read_ = 0;           // where the READs' results start
+  size_t count_ = 0;                // READs of the last read()
   bool broken_ = false;
   uint64_t enters_ = 0;
+  uint64_t write_enters_ = 0;
 };
 
 }  // namespace tinytcp::io
