@@ -32,8 +32,8 @@ const char* to_string(AcceptorDrop drop) {
       return "resume-refused";
     case AcceptorDrop::SessionExpired:
       return "session-expired";
-    case AcceptorDrop::UnconfirmedExpired:
-      return "unconfirmed-expired";
+    case AcceptorDrop::SessionExists:
+      return "session-exists";
     case AcceptorDrop::kCount:
       break;
   }

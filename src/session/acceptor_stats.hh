@@ -24,9 +24,9 @@ enum class AcceptorDrop {
   ReplayedResume,    // a RESUME with a client nonce this session has seen
   ResumeRefused,     // an authenticated resume the session cannot meet (it failed)
   SessionExpired,    // a session without a carrier for idle_session_lifetime
-  // A session the client never confirmed (no frame after WELCOME: the WELCOME
-  // was lost with its carrier) without a carrier for 2 x carrier_timeout.
-  UnconfirmedExpired,
+  // A HELLO with the id of a session we hold (an attacker guessing 128-bit
+  // ids, or a client bug): refused, the session untouched.
+  SessionExists,
   kCount
 };
 const char* to_string(AcceptorDrop drop);

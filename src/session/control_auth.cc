@@ -28,6 +28,7 @@ void ControlAuth::set_client_nonce(std::string_view client_nonce) {
   client_nonce_ = std::string(client_nonce);
   if (enabled_) {
     s2c_key_ = hmac(psk_, "tinytcp-session hs s2c" + client_nonce_);
+    c2s_key_ = hmac(psk_, "tinytcp-session ctl c2s" + client_nonce_);
   }
 }
 
@@ -35,9 +36,7 @@ void ControlAuth::set_server_nonce(std::string_view server_nonce) {
   if (!enabled_) {
     return;
   }
-  const std::string nonces = client_nonce_ + std::string(server_nonce);
-  c2s_key_ = hmac(psk_, "tinytcp-session ctl c2s" + nonces);
-  s2c_key_ = hmac(psk_, "tinytcp-session ctl s2c" + nonces);
+  s2c_key_ = hmac(psk_, "tinytcp-session ctl s2c" + client_nonce_ + std::string(server_nonce));
 }
 
 std::string ControlAuth::mac(const std::string& key, char direction, uint64_t counter,

@@ -4,12 +4,16 @@
 // share a pre-shared key (SessionConfig::psk); without one it passes bodies
 // through unchanged. Every control frame (all but DATA) then ends in a 32-byte
 // HMAC-SHA-256 over (direction, per-direction counter, type, body), under
-//   - before the nonces are known, handshake keys: client->server
-//     HMAC(psk, "hs c2s"), server->client HMAC(psk, "hs s2c" || client nonce);
-//   - once the server has answered, carrier keys
-//     HMAC(psk, "ctl c2s|s2c" || client nonce || server nonce).
+//   - HELLO and RESUME: HMAC(psk, "hs c2s"); the server's answer (WELCOME,
+//     CHALLENGE, REFUSE before it) HMAC(psk, "hs s2c" || client nonce);
+//   - then client->server HMAC(psk, "ctl c2s" || client nonce), which the
+//     client knows before the server answers (its frames may follow the HELLO
+//     at once), and server->client, once the server has answered,
+//     HMAC(psk, "ctl s2c" || client nonce || server nonce).
 // Counters make a replayed or reordered control frame fail; fresh nonces on
-// each carrier make frames of one carrier useless on another.
+// each carrier make frames of one carrier useless on another (a client's
+// frames after a RESUME count only after a PROOF bound to the server's fresh
+// nonce; after a HELLO, a replay of the HELLO is refused: its id is taken).
 //
 // Also here: the resume proofs (docs/session.md): HMAC-SHA-256 under the
 // session secret (mixed with the PSK when there is one) over the transcript.
@@ -36,9 +40,11 @@ class ControlAuth {
   ControlAuth(std::string psk, bool is_client);
 
   bool enabled() const { return enabled_; }
-  // The client's nonce is known (HELLO or RESUME): server->client handshake key.
+  // The client's nonce is known and its HELLO or RESUME sealed/opened:
+  // the server->client handshake key and the client->server carrier key.
   void set_client_nonce(std::string_view client_nonce);
-  // The server's nonce is known too (WELCOME or CHALLENGE): carrier keys.
+  // The server's nonce is known too (WELCOME or CHALLENGE): the
+  // server->client carrier key.
   void set_server_nonce(std::string_view server_nonce);
 
   // The body to send for a control frame of `type` (body + MAC when enabled).

@@ -19,7 +19,7 @@ Session::Session(SessionConfig config)
       role_(Role::Client),
       state_(State::Opening),
       sender_(config_.replay_capacity),
-      receiver_(config_.receive_capacity),
+      receiver_(std::max<size_t>(config_.receive_capacity, kInitialLimit)),
       backoff_(config_.backoff_initial, config_.backoff_max) {
   if (config_.ack_interval == 0) {
     config_.ack_interval = std::max<size_t>(1, config_.receive_capacity / 4);
@@ -67,10 +67,9 @@ void Session::abort(AbortReason reason) {
   abort_requested_ = reason;
   passive_ = false;
   pump();  // flowing: the ABORT goes out now
-  if (state_ != State::Aborted && (role_ == Role::Server || id_.empty())) {
+  if (state_ != State::Aborted && (role_ == Role::Server || !hello_sent_)) {
     // Nobody to tell now: a server's client learns it when it resumes (REFUSE
-    // aborted); a client without an id has at most an unconfirmed session at
-    // the server, which expires on its own.
+    // aborted); a client that never sent its HELLO has no session there.
     end_aborted(std::string("aborted: ") + to_string(reason));
   }
 }
@@ -107,20 +106,41 @@ void Session::attach_carrier(Instant now) {
   }
   reset_carrier(config_.psk ? ControlAuth(*config_.psk, true) : ControlAuth(), now);
   passive_ = false;
-  client_nonce_ = config_.random(kNonceBytes);
   server_nonce_.clear();
-  auth_.set_client_nonce(client_nonce_);
   if (id_.empty()) {
+    new_identity();
+  } else {
+    client_nonce_ = config_.random(kNonceBytes);
+  }
+  if (!hello_sent_) {
     HelloMessage hello;
     hello.flags = config_.psk ? 1 : 0;
+    hello.session_id = id_;
+    hello.secret = secret_;
     hello.client_nonce = client_nonce_;
     hello.limit = receiver_.limit();
     state_ = State::Opening;
     send_control(FrameType::Hello, encode(hello));
+    auth_.set_client_nonce(client_nonce_);
+    receiver_.acked();  // the HELLO told the limit
+    hello_sent_ = true;
+    // Until the WELCOME says more, the server takes kInitialLimit bytes.
+    sender_.reset_limit(kInitialLimit);
+    pump();  // data (and a FIN) right behind the HELLO, in the same write
   } else {
     state_ = State::Resuming;
     send_control(FrameType::Resume, encode(ResumeMessage{id_, client_nonce_}));
+    auth_.set_client_nonce(client_nonce_);
   }
+}
+
+void Session::new_identity() {
+  const std::string r = config_.random(kSessionIdBytes + kSecretBytes + kNonceBytes);
+  id_ = r.substr(0, kSessionIdBytes);
+  secret_ = r.substr(kSessionIdBytes, kSecretBytes);
+  client_nonce_ = r.substr(kSessionIdBytes + kSecretBytes);
+  proof_key_ = proof_key(secret_, config_.psk);
+  hello_sent_ = false;
 }
 
 void Session::reset_carrier(ControlAuth&& auth, Instant now) {
@@ -185,7 +205,10 @@ void Session::went_disconnected(Instant now) {
   if (!disconnected_since_) {
     disconnected_since_ = now;
   }
-  next_attempt_ = now + backoff_.next(config_.random);
+  if (role_ == Role::Client && !ended()) {
+    // (Not at the end of every session: the jitter costs a getrandom.)
+    next_attempt_ = now + backoff_.next(config_.random);
+  }
 }
 
 void Session::drop_carrier(SessionDrop reason) {
@@ -306,10 +329,10 @@ void Session::send_ack(uint8_t flags) {
 }
 
 void Session::pump() {
-  if (!flowing()) {
+  if (!sending()) {
     return;
   }
-  if (abort_requested_ && state_ == State::Open) {
+  if (abort_requested_ && (state_ == State::Open || state_ == State::Opening)) {
     send_control(FrameType::Abort, encode(AbortMessage{*abort_requested_}));
     ++stats_.aborts_sent;
     end_aborted(std::string("aborted: ") + to_string(*abort_requested_));
@@ -361,9 +384,10 @@ void Session::check_finished() {
 void Session::accept_hello(ControlAuth&& auth, const HelloMessage& hello, Instant now) {
   see(now);
   reset_carrier(std::move(auth), now_);
-  server_nonce_ = config_.random(kNonceBytes);
-  WelcomeMessage welcome{id_, secret_, server_nonce_, receiver_.limit()};
+  server_nonce_ = config_.random(kNonceBytes);  // the server's one draw per session
+  WelcomeMessage welcome{server_nonce_, receiver_.limit()};
   send_control(FrameType::Welcome, encode(welcome));
+  receiver_.acked();  // the WELCOME told the limit
   auth_.set_server_nonce(server_nonce_);
   sender_.raise_limit(hello.limit);
   state_ = State::Open;
@@ -399,7 +423,6 @@ std::optional<RefuseReason> Session::accept_resume(ControlAuth&& auth,
     fail(std::string("resume claims an impossible position: ") + to_string(*bad));
     return RefuseReason::Failed;
   }
-  confirmed_ = true;
   seen_nonces_.emplace_back(client_nonce);
   if (seen_nonces_.size() > kMaxSeenNonces) {
     seen_nonces_.pop_front();
@@ -411,6 +434,7 @@ std::optional<RefuseReason> Session::accept_resume(ControlAuth&& auth,
   resumed.proof = resume_proof(proof_key_, false, id_, client_nonce, server_nonce, resumed.received,
                                resumed.limit);
   send_control(FrameType::Resumed, encode(resumed));
+  receiver_.acked();  // RESUMED told the position and the limit
   if (state_ != State::Closed) {
     state_ = State::Open;
   }

@@ -15,8 +15,10 @@
 // the carrier, the handshakes and the state.
 //
 // Client: made by the owner, which connects a carrier whenever
-// wants_carrier(now) and calls attach_carrier(). Server: made by
-// SessionAcceptor on a HELLO, which routes later carriers to it on a RESUME.
+// wants_carrier(now) and calls attach_carrier(). It picks the session's id
+// and secret itself and sends them in its HELLO, with the first data right
+// behind (up to kInitialLimit). Server: made by SessionAcceptor on a HELLO,
+// which routes later carriers to it on a RESUME.
 //
 // After every call the owner looks at carrier_output() (it may have grown),
 // carrier_failed() (close that carrier, then carrier_lost()), state() and
@@ -47,7 +49,7 @@ class Session {
  public:
   enum class Role { Client, Server };
   enum class State {
-    Opening,       // client: HELLO sent (or not yet connected the first time)
+    Opening,       // client: HELLO sent (data may follow it), or not yet connected
     Open,          // a carrier is up and handshaken: bytes flow
     Resuming,      // client: RESUME sent on a new carrier
     Disconnected,  // no usable carrier; the client reconnects, the server waits
@@ -58,7 +60,8 @@ class Session {
 
   // A client session.
   explicit Session(SessionConfig config);
-  // A server session (SessionAcceptor makes these).
+  // A server session with the id and secret from the client's HELLO
+  // (SessionAcceptor makes these).
   Session(SessionConfig config, std::string session_id, std::string secret);
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
@@ -70,10 +73,10 @@ class Session {
   // Half-close: a FIN follows the last byte written.
   void shutdown_write();
   // Reset, like a TCP RST: no more writes; an ABORT with `reason` goes out as
-  // soon as the session flows (at once when it does; a client resumes first)
-  // and the state becomes Aborted. A server session without a carrier, or a
-  // client that has no session id yet, is Aborted at once (the peer learns on
-  // its next resume, or forgets a session it never confirmed).
+  // soon as the session flows (at once when it does, behind the HELLO too; a
+  // client resumes first) and the state becomes Aborted. A server session
+  // without a carrier, or a client that never sent its HELLO, is Aborted at
+  // once (the peer learns on its next resume, or never heard of it).
   void abort(AbortReason reason);
   // In-order received bytes (at the ring's wrap point, the part before it).
   std::string_view readable() const { return receiver_.readable(); }
@@ -123,9 +126,6 @@ class Session {
   bool ended() const {
     return state_ == State::Closed || state_ == State::Failed || state_ == State::Aborted;
   }
-  // Server: the client has shown it holds this session (a frame after the
-  // WELCOME, or a resume). One that never did lost its WELCOME.
-  bool confirmed() const { return confirmed_; }
   const SessionStats& stats() const { return stats_; }
   Role role() const { return role_; }
   const std::string& id() const { return id_; }
@@ -147,9 +147,16 @@ class Session {
  private:
   size_t pending_output() const { return out_.size(); }
   bool carrier_usable() const { return has_carrier_ && !carrier_failed_; }
+  // Bytes from the peer may flow: the handshake on this carrier is done.
   bool flowing() const {
     return carrier_usable() && (state_ == State::Open || state_ == State::Closed);
   }
+  // Ours may: also a client's, right behind its HELLO.
+  bool sending() const {
+    return flowing() || (carrier_usable() && state_ == State::Opening && hello_sent_);
+  }
+  // Client: a new id, secret and first nonce, from one draw of randomness.
+  void new_identity();
 
   void see(Instant now);
   void reset_carrier(ControlAuth&& auth, Instant now);
@@ -177,7 +184,11 @@ class Session {
   State state_;
   std::string error_;
   std::string id_;
-  std::string secret_;  // server: sent in the WELCOME
+  std::string secret_;  // chosen by the client, sent in its HELLO
+  // Client: a HELLO with this id went on a carrier, so later carriers resume
+  // (the server may hold the session; if it does not, nothing of it was
+  // delivered and it starts over).
+  bool hello_sent_ = false;
   std::string proof_key_;
 
   // The current carrier.
@@ -210,7 +221,6 @@ class Session {
   BlockedTimer write_blocked_;
   BlockedTimer read_blocked_;
   std::deque<std::string> seen_nonces_;  // server: client nonces of past resumes
-  bool confirmed_ = false;
 
   SessionStats stats_;
 };

@@ -11,8 +11,8 @@ namespace tinytcp::session {
 
 namespace {
 
-// version, flags, client nonce, limit
-constexpr size_t kHelloBytes = 2 + kNonceBytes + 8;
+// version, flags, session id, secret, client nonce, limit
+constexpr size_t kHelloBytes = 2 + kSessionIdBytes + kSecretBytes + kNonceBytes + 8;
 
 }  // namespace
 
@@ -93,30 +93,33 @@ bool SessionAcceptor::on_pending_frame(CarrierId carrier, Pending& p, const Fram
 }
 
 bool SessionAcceptor::on_hello(CarrierId carrier, Pending& p, std::string_view body, Instant now) {
+  if (!body.empty() && static_cast<uint8_t>(body[0]) != kSessionVersion) {
+    // Before the size: another version's HELLO has another size.
+    refuse(carrier, p, RefuseReason::BadVersion, AcceptorDrop::BadVersion);
+    return false;
+  }
   const auto hello = parse_hello(body);
   if (!hello) {
     drop_pending(carrier, AcceptorDrop::MalformedFrame);
     return false;
   }
-  if (hello->version != kSessionVersion) {
-    refuse(carrier, p, RefuseReason::BadVersion, AcceptorDrop::BadVersion);
+  p.auth.set_client_nonce(hello->client_nonce);  // a REFUSE below is MACed for this client
+  if (by_id_.count(hello->session_id) != 0) {
+    // Never our client's doing (it resumes a session it said HELLO for): a
+    // guess at a 128-bit id, or a replayed HELLO. The session is untouched.
+    refuse(carrier, p, RefuseReason::SessionExists, AcceptorDrop::SessionExists);
     return false;
   }
   if (sessions_.size() >= config_.max_sessions && !evict_finished()) {
     refuse(carrier, p, RefuseReason::Busy, AcceptorDrop::SessionsFull);
     return false;
   }
-  std::string id;
-  do {
-    id = config_.random(kSessionIdBytes);
-  } while (by_id_.count(id) != 0);
   const SessionHandle handle = next_handle_++;
   Entry entry;
-  entry.session = std::make_unique<Session>(config_, id, config_.random(kSecretBytes));
+  entry.session = std::make_unique<Session>(config_, hello->session_id, hello->secret);
   Session& session = *entry.session;
   sessions_.emplace(handle, std::move(entry));
-  by_id_.emplace(id, handle);
-  p.auth.set_client_nonce(hello->client_nonce);
+  by_id_.emplace(hello->session_id, handle);
   session.accept_hello(std::move(p.auth), *hello, now);
   bind(carrier, handle);
   ++stats_.sessions_opened;
@@ -386,13 +389,6 @@ bool SessionAcceptor::evict_finished() {
   return false;
 }
 
-Duration SessionAcceptor::carrierless_lifetime(const Session& s) const {
-  // A session whose client never confirmed it lost its WELCOME: the client
-  // has opened another and can never resume this one.
-  return s.confirmed() ? config_.idle_session_lifetime
-                       : std::min(config_.idle_session_lifetime, 2 * config_.carrier_timeout);
-}
-
 void SessionAcceptor::tick(Instant now) {
   now_ = std::max(now_, now);
   for (auto it = pending_.begin(); it != pending_.end();) {
@@ -414,13 +410,11 @@ void SessionAcceptor::tick(Instant now) {
   for (const SessionHandle handle : awake) {
     Session& s = *sessions_.at(handle).session;
     s.tick(now_);
-    if (const auto lifetime = carrierless_lifetime(s);
+    if (const auto lifetime = config_.idle_session_lifetime;
         !sessions_.at(handle).carrier && s.state() == Session::State::Disconnected &&
         s.disconnected_since() && now_ - *s.disconnected_since() >= lifetime) {
-      stats_.drops.count(s.confirmed() ? AcceptorDrop::SessionExpired
-                                       : AcceptorDrop::UnconfirmedExpired);
-      s.fail(std::string(s.confirmed() ? "expired" : "expired unconfirmed (WELCOME lost?)") +
-             ": no carrier for " + std::to_string(to_ms(lifetime)) + " ms");
+      stats_.drops.count(AcceptorDrop::SessionExpired);
+      s.fail("expired: no carrier for " + std::to_string(to_ms(lifetime)) + " ms");
     }
     check_session(handle, now_);
   }
@@ -442,7 +436,7 @@ std::optional<Instant> SessionAcceptor::next_deadline() const {
       earliest(*d);
     }
     if (!entry.carrier && s.state() == Session::State::Disconnected && s.disconnected_since()) {
-      earliest(*s.disconnected_since() + carrierless_lifetime(s));
+      earliest(*s.disconnected_since() + config_.idle_session_lifetime);
     }
   }
   return at;

@@ -19,8 +19,9 @@
 // until finished_linger after SessionFinished; look them up by handle.
 //
 // Bounded: max_sessions, max_pending_carriers, handshake_timeout and
-// idle_session_lifetime (SessionConfig; 2 x carrier_timeout for a session
-// whose WELCOME was lost); each refusal is counted. Finished and aborted
+// idle_session_lifetime (SessionConfig); each refusal is counted. A HELLO
+// names its session (the client picks id and secret), so a session whose
+// WELCOME was lost is resumed like any other: there are no orphans. Finished and aborted
 // sessions kept for finished_linger give their place to new ones first.
 
 #include <cstdint>
@@ -126,9 +127,6 @@ class SessionAcceptor {
   // Makes room for a new session by forgetting the finished session that
   // ended first; false when none has finished.
   bool evict_finished();
-  // How long a session may go without a carrier: idle_session_lifetime, or
-  // 2 x carrier_timeout for one the client never confirmed.
-  Duration carrierless_lifetime(const Session& s) const;
   void close_carrier(CarrierId carrier, SessionHandle handle, std::string reason);
   // Keeps awake_ true to the entry: an ended session without a carrier rests.
   void update_awake(SessionHandle handle, const Entry& entry);

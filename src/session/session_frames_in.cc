@@ -17,7 +17,6 @@ bool Session::on_frame(const FrameView& frame) {
       drop_carrier(SessionDrop::UnexpectedFrame);
       return false;
     }
-    confirmed_ = true;
     on_data(frame.body);
   } else {
     const auto body = auth_.open(frame.type, frame.body);
@@ -25,7 +24,6 @@ bool Session::on_frame(const FrameView& frame) {
       drop_carrier(SessionDrop::BadMac);
       return false;
     }
-    confirmed_ = true;
     on_control(frame.type, *body);
   }
   return carrier_usable() && state_ != State::Failed && state_ != State::Aborted;
@@ -61,15 +59,11 @@ void Session::on_welcome(std::string_view body) {
     drop_carrier(SessionDrop::MalformedFrame);
     return;
   }
-  id_ = m->session_id;
-  proof_key_ = proof_key(m->secret, config_.psk);
   server_nonce_ = m->server_nonce;
   auth_.set_server_nonce(server_nonce_);
   sender_.raise_limit(m->limit);
   state_ = State::Open;
   backoff_.reset();
-  // pump() answers at once with an ACK (its first window update): that
-  // confirms the WELCOME, so the server does not take the session for an orphan.
 }
 
 void Session::on_challenge(std::string_view body) {
@@ -86,6 +80,7 @@ void Session::on_challenge(std::string_view body) {
   proof.proof = resume_proof(proof_key_, true, id_, client_nonce_, server_nonce_, proof.received,
                              proof.limit);
   send_control(FrameType::Proof, encode(proof));
+  receiver_.acked();  // the PROOF told the position and the limit
 }
 
 void Session::on_resumed(std::string_view body) {
@@ -117,7 +112,10 @@ void Session::on_refuse(std::string_view body) {
     return;
   }
   if (m->reason == RefuseReason::Busy && state_ == State::Opening) {
-    drop_carrier(SessionDrop::UnexpectedFrame);  // try again after the backoff
+    // The server took nothing of it (not the data behind the HELLO either):
+    // the same HELLO again after the backoff.
+    hello_sent_ = false;
+    drop_carrier(SessionDrop::UnexpectedFrame);
     return;
   }
   if (m->reason == RefuseReason::Aborted) {
@@ -125,14 +123,20 @@ void Session::on_refuse(std::string_view body) {
     end_aborted("reset by the peer: session aborted");
     return;
   }
+  if (m->reason == RefuseReason::UnknownSession && state_ == State::Resuming && abort_requested_) {
+    end_aborted(std::string("aborted: ") + to_string(*abort_requested_));
+    return;
+  }
   if (m->reason == RefuseReason::UnknownSession && state_ == State::Resuming &&
       receiver_.nothing_received() && sender_.acked() == 0) {
-    // The server forgot a session it had acknowledged nothing of and sent
-    // nothing of to us (it expired it unconfirmed, or restarted): no byte
-    // was delivered either way, so a new session loses or repeats nothing.
+    // The server does not know the session and neither acknowledged nor sent
+    // a byte of it: its HELLO was lost with the carrier (the data behind it
+    // too), or the server restarted or expired it before any byte moved. A
+    // new session (new id and secret) loses or repeats nothing.
     SPDLOG_DEBUG("session: unknown to the server before any byte; starting over");
     ++stats_.restarts;
     id_.clear();
+    hello_sent_ = false;
     went_disconnected(now_);
     carrier_failed_ = true;
     return;

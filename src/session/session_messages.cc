@@ -23,6 +23,8 @@ const char* to_string(RefuseReason reason) {
       return "session failed";
     case RefuseReason::Aborted:
       return "session aborted";
+    case RefuseReason::SessionExists:
+      return "session id in use";
   }
   return "unknown reason";
 }
@@ -78,10 +80,17 @@ bool whole(const BufferReader& r) {
 }  // namespace
 
 std::string encode(const HelloMessage& m) {
-  return Out().u8(m.version).u8(m.flags).bytes(m.client_nonce).u64(m.limit).take();
+  return Out()
+      .u8(m.version)
+      .u8(m.flags)
+      .bytes(m.session_id)
+      .bytes(m.secret)
+      .bytes(m.client_nonce)
+      .u64(m.limit)
+      .take();
 }
 std::string encode(const WelcomeMessage& m) {
-  return Out().bytes(m.session_id).bytes(m.secret).bytes(m.server_nonce).u64(m.limit).take();
+  return Out().bytes(m.server_nonce).u64(m.limit).take();
 }
 std::string encode(const ResumeMessage& m) {
   return Out().bytes(m.session_id).bytes(m.client_nonce).take();
@@ -110,6 +119,8 @@ std::optional<HelloMessage> parse_hello(std::string_view body) {
   HelloMessage m;
   m.version = r.u8();
   m.flags = r.u8();
+  m.session_id = std::string(r.bytes(kSessionIdBytes));
+  m.secret = std::string(r.bytes(kSecretBytes));
   m.client_nonce = std::string(r.bytes(kNonceBytes));
   m.limit = read_u64(r);
   return whole(r) ? std::optional(m) : std::nullopt;
@@ -117,8 +128,6 @@ std::optional<HelloMessage> parse_hello(std::string_view body) {
 std::optional<WelcomeMessage> parse_welcome(std::string_view body) {
   BufferReader r(body);
   WelcomeMessage m;
-  m.session_id = std::string(r.bytes(kSessionIdBytes));
-  m.secret = std::string(r.bytes(kSecretBytes));
   m.server_nonce = std::string(r.bytes(kNonceBytes));
   m.limit = read_u64(r);
   return whole(r) ? std::optional(m) : std::nullopt;

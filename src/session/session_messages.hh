@@ -12,7 +12,12 @@
 
 namespace tinytcp::session {
 
-constexpr uint8_t kSessionVersion = 1;
+// 2: the client picks the session id and secret and sends them in its HELLO,
+// so it may send DATA right behind it (docs/session.md, "Opening").
+constexpr uint8_t kSessionVersion = 2;
+// What a client may send before it hears the server's receive limit (data
+// behind its HELLO): every server accepts at least this much at the open.
+constexpr uint64_t kInitialLimit = 64 * 1024;
 
 enum class RefuseReason : uint8_t {
   UnknownSession = 1,  // no such session (closed, expired or never made)
@@ -23,6 +28,7 @@ enum class RefuseReason : uint8_t {
   BadMac = 6,          // a handshake frame failed its PSK MAC
   Failed = 7,          // the session failed and is gone
   Aborted = 8,         // the session was aborted (its ABORT may have been lost)
+  SessionExists = 9,   // HELLO with an id the server already holds (a guess, or a bug)
 };
 const char* to_string(RefuseReason reason);
 
@@ -35,15 +41,17 @@ enum class AbortReason : uint8_t {
 };
 const char* to_string(AbortReason reason);
 
+// HELLO: the client's new session, its id and secret chosen by the client.
 struct HelloMessage {
   uint8_t version = kSessionVersion;
   uint8_t flags = 0;  // bit 0: the client has a PSK
+  std::string session_id;
+  std::string secret;
   std::string client_nonce;
   uint64_t limit = 0;  // the client's receive limit: the server may send bytes [0, limit)
 };
+// WELCOME: the server took the session.
 struct WelcomeMessage {
-  std::string session_id;
-  std::string secret;
   std::string server_nonce;
   uint64_t limit = 0;
 };

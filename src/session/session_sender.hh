@@ -71,6 +71,8 @@ class SessionSender {
   void acknowledge(uint64_t received, uint64_t limit);
   // The peer accepts data up to `limit` (its HELLO or WELCOME).
   void raise_limit(uint64_t limit) { peer_limit_ = std::max(peer_limit_, limit); }
+  // A new session at the peer (a client's HELLO): only `limit` until it says more.
+  void reset_limit(uint64_t limit) { peer_limit_ = limit; }
 
   // Last position any carrier carried, counting the FIN.
   uint64_t max_sent_position() const { return max_sent_ + (fin_ever_sent_ ? 1 : 0); }

@@ -46,7 +46,7 @@ struct SessionStats {
   uint64_t passivations = 0;
   uint64_t aborts_sent = 0;      // ABORT frames: abort() reached the peer (or is on its way)
   uint64_t aborts_received = 0;  // the peer aborted (an ABORT, or a resume refused as aborted)
-  uint64_t restarts = 0;  // a new session because the server forgot one before any byte moved
+  uint64_t restarts = 0;         // a new session: the server did not know it before any byte moved
   EnumCounters<SessionDrop> drops;
 
   // As of the last call that brought the time (tick, input, attach, loss).

@@ -109,13 +109,24 @@ TEST(FrameCodecTest, DecoderReportsGarbageInAHeldFrame) {
 
 TEST(SessionMessagesTest, RoundTripsAndRefusesWrongSizes) {
   HelloMessage hello;
+  hello.session_id = std::string(16, 'i');
+  hello.secret = std::string(32, 's');
   hello.client_nonce = std::string(16, 'n');
   hello.limit = 77;
   const auto body = encode(hello);
+  ASSERT_EQ(body.size(), 74u);
+  EXPECT_EQ(body[0], 2);  // version 2: the client names its session
   const auto back = parse_hello(body);
   ASSERT_TRUE(back);
+  EXPECT_EQ(back->session_id, hello.session_id);
+  EXPECT_EQ(back->secret, hello.secret);
   EXPECT_EQ(back->client_nonce, hello.client_nonce);
   EXPECT_EQ(back->limit, 77u);
+  const auto welcome = encode(WelcomeMessage{std::string(16, 'w'), 99});
+  ASSERT_EQ(welcome.size(), 24u);
+  ASSERT_TRUE(parse_welcome(welcome));
+  EXPECT_EQ(parse_welcome(welcome)->limit, 99u);
+  EXPECT_FALSE(parse_welcome(welcome + "x"));
   for (size_t n = 0; n < body.size(); ++n) {
     EXPECT_FALSE(parse_hello(body.substr(0, n))) << n;
   }

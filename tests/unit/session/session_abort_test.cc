@@ -1,5 +1,5 @@
-// Session::abort() and the ABORT frame (a reset, like TCP's RST), and the
-// bound on a server session whose WELCOME was lost with its carrier.
+// Session::abort() and the ABORT frame (a reset, like TCP's RST), also right
+// behind a HELLO and after a HELLO that was lost.
 
 #include <gtest/gtest.h>
 
@@ -141,42 +141,45 @@ TEST(SessionAbortPskTest, AbortIsAuthenticatedUnderAKey) {
   EXPECT_EQ(pair.client.stats().drops.total(), 1u);
 }
 
-TEST_F(SessionAbortTest, SessionWhoseWelcomeWasLostExpiresSoon) {
-  pair.connect();
-  // The HELLO arrives; the WELCOME is lost with the carrier.
-  const std::string hello(client.carrier_output());
-  client.consume_carrier_output(hello.size());
-  server.on_carrier_input(pair.carrier, hello, pair.now);
-  server.consume_carrier_output(pair.carrier, server.carrier_output(pair.carrier).size());
-  pair.rst();
-  ASSERT_EQ(server.session_count(), 1u);
-  // The client opens another session; the first is an orphan.
-  pair.advance(client.next_deadline().value() - pair.now);
-  pair.connect();
+TEST_F(SessionAbortTest, AbortRightBehindTheHelloResetsTheServerSession) {
+  client.write("request");
+  pair.connect();  // HELLO and DATA queued
+  client.abort(AbortReason::Refused);
+  EXPECT_EQ(client.state(), Session::State::Aborted);
   pair.shuttle();
-  ASSERT_EQ(client.state(), Session::State::Open);
-  ASSERT_EQ(server.session_count(), 2u);
-  const SessionConfig config = small_config(0);
-  const Instant lost = pair.now;
-  while (pair.now - lost < 2 * config.carrier_timeout - 100ms) {
-    pair.advance(100ms);
-    pair.shuttle();
-  }
-  EXPECT_EQ(server.stats().drops[AcceptorDrop::UnconfirmedExpired], 0u);
-  for (int i = 0; i < 3; ++i) {
-    pair.advance(100ms);
-    pair.shuttle();
-  }
-  EXPECT_EQ(server.stats().drops[AcceptorDrop::UnconfirmedExpired], 1u);
-  EXPECT_EQ(server.session_count(), 1u);
-  EXPECT_EQ(client.state(), Session::State::Open);
-  client.write("still the live one");
-  pair.shuttle();
-  EXPECT_EQ(pair.server_session()->readable(), "still the live one");
+  EXPECT_EQ(server.stats().sessions_opened, 1u);
+  EXPECT_EQ(server.stats().sessions_aborted, 1u);
+  EXPECT_TRUE(pair.has_event(Kind::SessionAborted));
 }
 
-TEST_F(SessionAbortTest, ConfirmedSessionWithoutDataIsKeptTheWholeLifetime) {
-  open();  // no data: the client's ACK of the WELCOME confirms it
+TEST_F(SessionAbortTest, AbortBeforeAnyHelloIsLocal) {
+  client.write("request");
+  client.abort(AbortReason::Application);
+  EXPECT_EQ(client.state(), Session::State::Aborted);
+  EXPECT_FALSE(client.wants_carrier(pair.now + 1h));
+}
+
+TEST_F(SessionAbortTest, AbortAfterALostHelloEndsOnTheUnknownSession) {
+  client.write("request");
+  pair.connect();
+  client.consume_carrier_output(client.carrier_output().size());  // HELLO lost
+  pair.rst();
+  client.abort(AbortReason::Reset);
+  EXPECT_NE(client.state(), Session::State::Aborted);  // it may have arrived: tell the server
+  pair.advance(1s);
+  // The RESUME, by hand so that the REFUSE arrives: unknown session.
+  constexpr SessionAcceptor::CarrierId kCarrier = 50;
+  client.attach_carrier(pair.now);
+  server.on_carrier_accepted(kCarrier, pair.now);
+  server.on_carrier_input(kCarrier, client.carrier_output(), pair.now);
+  client.consume_carrier_output(client.carrier_output().size());
+  client.on_carrier_input(server.carrier_output(kCarrier), pair.now);
+  EXPECT_EQ(client.state(), Session::State::Aborted);
+  EXPECT_EQ(server.stats().sessions_opened, 0u);
+}
+
+TEST_F(SessionAbortTest, SessionWithoutDataIsKeptTheWholeLifetime) {
+  open();
   pair.rst();
   pair.advance(1min);
   EXPECT_EQ(server.session_count(), 1u);
@@ -184,42 +187,6 @@ TEST_F(SessionAbortTest, ConfirmedSessionWithoutDataIsKeptTheWholeLifetime) {
   pair.connect();
   pair.shuttle();
   EXPECT_EQ(client.stats().resumes, 1u);
-}
-
-TEST_F(SessionAbortTest, ClientStartsOverWhenTheServerForgotAnUnconfirmedSession) {
-  client.write("first bytes");
-  pair.connect();
-  // HELLO and WELCOME get through; everything after is lost with the carrier.
-  const std::string hello(client.carrier_output());
-  client.consume_carrier_output(hello.size());
-  server.on_carrier_input(pair.carrier, hello, pair.now);
-  const std::string welcome(server.carrier_output(pair.carrier));
-  server.consume_carrier_output(pair.carrier, welcome.size());
-  client.on_carrier_input(welcome, pair.now);
-  ASSERT_EQ(client.state(), Session::State::Open);
-  client.consume_carrier_output(client.carrier_output().size());  // lost
-  pair.rst();
-  pair.advance(5s);  // the path stays down: the server drops the unconfirmed session
-  ASSERT_EQ(server.stats().drops[AcceptorDrop::UnconfirmedExpired], 1u);
-  pair.advance(1ms);
-  ASSERT_EQ(server.session_count(), 0u);
-  // The resume is refused (unknown session), by hand so that the REFUSE arrives.
-  constexpr SessionAcceptor::CarrierId kCarrier = 50;
-  const std::string old_id = client.id();
-  client.attach_carrier(pair.now);
-  server.on_carrier_accepted(kCarrier, pair.now);
-  server.on_carrier_input(kCarrier, client.carrier_output(), pair.now);
-  client.consume_carrier_output(client.carrier_output().size());
-  client.on_carrier_input(server.carrier_output(kCarrier), pair.now);
-  EXPECT_NE(client.state(), Session::State::Failed) << client.error();
-  EXPECT_EQ(client.stats().restarts, 1u);
-  pair.drain_events();
-  pair.advance(1s);
-  pair.connect();
-  pair.shuttle();
-  ASSERT_EQ(client.state(), Session::State::Open);
-  EXPECT_NE(client.id(), old_id);
-  EXPECT_EQ(pair.server_session()->readable(), "first bytes");
 }
 
 }  // namespace
