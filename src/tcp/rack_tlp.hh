@@ -39,18 +39,9 @@ class RackTlp {
   std::optional<Instant> pto_deadline() const { return tlp_.deadline(); }
   std::optional<Instant> recovery_probe_deadline() const { return recovery_probe_.deadline(); }
 
-  // §6.2 step 2: segments sent after this bound and acknowledged
-  // cumulatively by the ACK `segment` may be retransmissions mistaken for
-  // their originals.
+  // §6.2 step 2: segments sent after this bound and delivered by the ACK
+  // `segment` may be retransmissions mistaken for their originals.
   Instant ambiguous_after(const SendState& s, const TcpSegment& segment, Instant now) const;
-  // The same for segments the ACK sacks: only the min_rtt bound (as Linux's
-  // tcp_rack_advance). While a hole is open the receiver echoes the TSval of
-  // the last in-sequence segment (RFC 7323 §4.3), so the echo would call
-  // every retransmission sacked above the hole ambiguous, and RACK could not
-  // see a lost retransmission of the hole until the hole closed (a timeout).
-  static Instant sack_ambiguous_after(const SendState& s, Instant now) {
-    return now - s.rtt.min_rtt();
-  }
   // §6.2: an ACK updated the scoreboard's delivery record.
   void on_ack(SendState& s, const LossRecovery& recovery, bool dsack, Instant now) {
     Rack::AckInfo info;
@@ -114,6 +105,8 @@ class RackTlp {
   void on_pto(const SendPath& p, Segmenter& segmenter, Instant now, const Transmit& transmit);
   bool recovery_probe_allowed(const SendState& s, const LossRecovery& recovery,
                               const SenderTimers& timers) const;
+  // The round trip a recovery probe waits twice for.
+  Duration probe_rtt(const SendState& s) const;
   void schedule_recovery_probe(const SendState& s, const LossRecovery& recovery,
                                const SenderTimers& timers, Instant now);
   void on_recovery_probe(const SendPath& p, Segmenter& segmenter, Instant now,

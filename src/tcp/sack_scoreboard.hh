@@ -139,8 +139,6 @@ class SackScoreboard {
   // A retransmitted segment sent after `ambiguous_after` gives no sample
   // (RFC 8985 §6.2 step 2: it may be the original that was delivered).
   void begin_delivery(Instant ambiguous_after);
-  // A different bound for what acknowledge() delivers after this.
-  void set_ambiguous_after(Instant ambiguous_after) { ambiguous_after_ = ambiguous_after; }
   const Delivery& delivery() const { return delivery_; }
 
   // The most recently sent segment that acknowledge() or sack() delivered

@@ -242,7 +242,7 @@ AckResult TcpSender::receive(const TcpSegment& segment, Instant now) {
     timers_.cancel_rto();
   }
 
-  s.board.begin_delivery(RackTlp::on(s) ? RackTlp::sack_ambiguous_after(s, now) : now);
+  s.board.begin_delivery(RackTlp::on(s) ? rack_tlp_.ambiguous_after(s, segment, now) : now);
   const uint64_t prior_dsack_blocks = s.stats.dsack_blocks;
   const uint64_t newly_sacked = AckIntake::take_sacks(s, segment, ack);
   const bool dsack = s.stats.dsack_blocks != prior_dsack_blocks;
@@ -252,9 +252,6 @@ AckResult TcpSender::receive(const TcpSegment& segment, Instant now) {
   std::optional<Duration> rtt;
   SackScoreboard::Acked acked;
   if (advanced) {
-    if (RackTlp::on(s)) {
-      s.board.set_ambiguous_after(rack_tlp_.ambiguous_after(s, segment, now));
-    }
     acked = s.board.acknowledge(ack);
     const uint64_t data_end = std::min(ack, s.fin_seqno());  // exclusive, in sequence numbers
     if (data_end > 1) {

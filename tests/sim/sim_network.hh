@@ -40,6 +40,10 @@ struct LinkParams {
   bool undetected_in_payload_only = false;
   Duration delay = std::chrono::milliseconds(10);
   Duration jitter{0};  // uniform extra delay in [0, jitter]
+  // A bottleneck before the delay: packets leave one after another at this
+  // many bytes per second (IPv4 datagram bytes), queueing behind each other,
+  // so a sender that sends faster sees its round trip grow. 0: no limit.
+  uint64_t rate_bytes_per_s = 0;
   // IPv4 datagram size the link carries (20 bytes of IPv4 header added to
   // each segment). A larger segment fails the running test: a real device
   // would drop it (RFC 6691).
@@ -126,6 +130,13 @@ class Link {
     }
     for (int c = 0; c < copies; ++c) {
       Duration d = params_.delay;
+      if (params_.rate_bytes_per_s > 0) {
+        const Instant start = std::max(now, busy_until_);
+        busy_until_ =
+            start + Duration(static_cast<int64_t>((bytes.size() + kIpv4HeaderBytes) *
+                                                  1'000'000'000ull / params_.rate_bytes_per_s));
+        d += busy_until_ - now;
+      }
       if (params_.jitter > Duration::zero()) {
         d += Duration(
             static_cast<int64_t>(rng_.uniform(0, static_cast<uint64_t>(params_.jitter.count()))));
@@ -170,6 +181,7 @@ class Link {
   const LinkStats& stats() const { return stats_; }
 
  private:
+  Instant busy_until_{};  // the bottleneck sends its last queued bit then
   struct Packet {
     std::string bytes;
     bool damaged = false;  // by undetected_corrupt
