@@ -23,6 +23,9 @@
 #   tinytcp plain:    tt-serve --dev tun144+nooffload+nouring (one read() or
 #                     write() per packet, as the ceilings), as scripts/bench-tun.sh:
 #                     receive socat -> --discard, send curl <- --http
+#   tinytcp uring:    the same with --dev tun144+uring (io_uring reads and
+#                     writes, a pass's writes and next reads in one enter: what
+#                     tun144+nooffload does by default)
 #   tinytcp offload:  the same with --dev tun144+offload
 #   kernel:           socat -> socat over a veth pair (offloads off) between
 #                     two namespaces
@@ -140,6 +143,7 @@ ceiling_receive() {  # path ack_every io trial
 tinytcp() {  # mode trial
   local dev=tun144+nooffload+nouring path=tinytcp t0 t1
   [ "$1" = offload ] && dev=tun144+offload path=offload
+  [ "$1" = uring ] && dev=tun144+uring path=uring
   ip netns exec "$NS" "$BIN/tt-serve" -q --dev "$dev" --discard 9 --http "$WORK" \
     >"$WORK/serve.out" 2>&1 &
   local serve=$!
@@ -182,6 +186,7 @@ for trial in $(seq "$trials"); do
   ceiling_receive ceiling-batch 0 read "$trial"
   if [ "$uring" = yes ]; then ceiling_receive ceiling-uring-batch 0 uring "$trial"; fi
   tinytcp plain "$trial"
+  if [ "$uring" = yes ]; then tinytcp uring "$trial"; fi
   tinytcp offload "$trial"
   kernel_veth "$trial"
 done
@@ -201,7 +206,7 @@ for (path, direction), m in sorted(med.items()):
     if path != "kernel" and kernel:
         extra += f"  ({m / kernel:.2f} of kernel over veth)"
     for ceiling in ("ceiling", "ceiling-batch", "ceiling-uring", "ceiling-uring-batch"):
-        if path == "tinytcp" and med.get((ceiling, direction)):
+        if path in ("tinytcp", "uring") and med.get((ceiling, direction)):
             extra += f"  ({m / med[(ceiling, direction)]:.2f} of {ceiling})"
     print(f"median {path:19} {direction:8} {m:7.2f} Gbit/s"
           f" ({', '.join(f'{x:.2f}' for x in groups[(path, direction)])}){extra}")
