@@ -415,6 +415,7 @@ void TcpReceiver::fill(TcpSegment& segment) {
     advertised_edge_ = edge;
   }
   advertised_ = true;
+  advertised_on_syn_ = segment.syn;
   if (!irs_) {
     return;
   }
@@ -440,7 +441,7 @@ void TcpReceiver::fill(TcpSegment& segment) {
 }
 
 bool TcpReceiver::window_update_due() const {
-  if (!irs_ || !advertised_ || stream_.is_closed()) {
+  if (!irs_ || !advertised_ || advertised_on_syn_ || stream_.is_closed()) {
     return false;
   }
   // The window has opened by min(MSS, RCV.BUFF / 2) (RFC 1122 §4.2.3.3) and

@@ -185,6 +185,9 @@ class TcpReceiver {
   // "the window should not be shrunk".
   uint64_t advertised_edge_ = 0;
   bool advertised_ = false;
+  // The last window told was a SYN's (never scaled, at most 65535): no window
+  // update for it, the peer drops what carries no SYN until it has our SYN.
+  bool advertised_on_syn_ = false;
 
   // RFC 7323 §4.3: TS.Recent, Last.ACK.sent (absolute), and when TS.Recent was
   // set (for the 24-day idle rule of §5.5).

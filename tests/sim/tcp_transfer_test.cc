@@ -296,8 +296,9 @@ TEST(RackTransferTest, FewerTimeoutsThanRfc6675Alone) {
 // TcpConfig::recovery_probes: a retransmission lost at the tail of a window,
 // with nothing sent after it whose delivery would tell RACK, is probed after
 // 2 SRTT instead of waiting for the RTO. Same link and seeds, bbr as in the
-// file apps: a third of the timeouts, and done in about 0.7 of the time
-// (over 66 seeds: 34 timeouts instead of 101, 46.7 s instead of 67.7 s).
+// file apps: well under half the timeouts, and done in about 0.7 of the time
+// (over 240 seeds: 135 timeouts instead of 342, 205 s instead of 311 s; blocks
+// of 24 seeds 0.52-0.85 of the time).
 TEST(RackTransferTest, RecoveryProbesReplaceTimeouts) {
   const uint64_t seed = seed_from_env("TINYTCP_SEED", 20261122);
   SCOPED_TRACE("seed " + std::to_string(seed) + " (set TINYTCP_SEED to replay)");
@@ -336,7 +337,7 @@ TEST(RackTransferTest, RecoveryProbesReplaceTimeouts) {
   // (The timeouts left are those outside recovery: the handshake, the FIN, a
   // whole window lost.)
   EXPECT_LT(rtos_on, rtos_off) << "timeouts with probes " << rtos_on << ", without " << rtos_off;
-  EXPECT_LT(5 * time_on, 4 * time_off)
+  EXPECT_LT(10 * time_on, 9 * time_off)
       << "with probes " << to_seconds(time_on) << " s, without " << to_seconds(time_off) << " s";
   EXPECT_GT(probes, 0u);
 }

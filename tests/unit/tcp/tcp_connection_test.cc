@@ -47,6 +47,21 @@ TEST_F(TcpConnectionTest, PassiveOpenAnswersWithTheOfferedSubset) {
   EXPECT_EQ(conn_->state(), TcpState::Established);
 }
 
+TEST_F(TcpConnectionTest, PassiveOpenSendsTheSynAckAndNothingElse) {
+  // The SYN-ACK's window is never scaled (at most 65535), less than the
+  // buffer; a window update in SYN-RECEIVED would be a second segment per
+  // SYN that the peer (SYN-SENT, RFC 9293 §3.10.7.3) drops for want of a SYN.
+  config_.receive_buffer_bytes = 1 << 20;
+  make();
+  conn_->listen();
+  deliver(peer_syn(false));
+  EXPECT_TRUE(expect_segment().syn);
+  advance(std::chrono::milliseconds(1));
+  expect_nothing_sent();
+  deliver(peer(0));
+  EXPECT_EQ(conn_->state(), TcpState::Established);
+}
+
 TEST_F(TcpConnectionTest, PassiveOpenResendsSynAckOnRetransmittedSyn) {
   conn_->listen();
   deliver(peer_syn(false));
