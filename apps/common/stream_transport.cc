@@ -67,11 +67,11 @@ tcp::TcpConfig transfer_tcp_config(const TransportOptions& options) {
   // `ip route ... rto_min`).
   config.rto_min = std::chrono::milliseconds(30);
   config.rto_after_syn_timeout = Duration::zero();
-  // A lost SYN or SYN-ACK is retried after 20, 40, 80 ms, then at the RTO:
-  // at 5% loss each way one handshake in ten lost 100 ms to the initial RTO
-  // (a 10 MiB transfer takes 40-50 ms). A path slower than 20 ms gets a few
-  // spurious SYNs; the data phase is unaffected (TcpConfig::syn_rto).
-  config.syn_rto = std::chrono::milliseconds(20);
+  // A lost SYN or SYN-ACK is retried after 5, 10, 20, 40, 80 ms, then at the
+  // RTO: at 30% loss each way half the handshakes lose one (a 10 MiB transfer
+  // takes 40-100 ms; docs/file-transfer.md, "Timers"). A path slower than 5 ms
+  // gets a few spurious SYNs; the data phase is unaffected (TcpConfig::syn_rto).
+  config.syn_rto = std::chrono::milliseconds(5);
   config.linear_timeouts = 20;
   config.recovery_probes = true;  // the tail of a lossy transfer: no RTO wait
   // A lost last segment (the receiver's RESULT, say) is probed after 2 SRTT

@@ -142,7 +142,7 @@ tcp::TcpConfig tunnel_config() {
   c.black_hole_timeouts = 0;
   c.linear_timeouts = 20;
   c.rto_after_syn_timeout = Duration::zero();
-  c.syn_rto = milliseconds(20);
+  c.syn_rto = milliseconds(5);
   c.autotune_send_buffer = true;
   return c;
 }
