@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -20,6 +21,7 @@ namespace tinytcp::apps {
 
 namespace {
 
+// The most of a file read into the send buffer at once.
 constexpr size_t kChunkBytes = 256 * 1024;
 // Timeouts are checked on a coarse scan of all connections, not a timer each.
 constexpr Duration kScanInterval = std::chrono::milliseconds(250);
@@ -77,11 +79,8 @@ struct HttpFileServer::Connection {
   Instant accepted;
   Instant last_progress;  // a byte in or out
   Instant linger_since;
-  std::string out;                // response head (and small bodies) still to write
-  io::FileDescriptor file;        // GET: the file being sent
-  std::unique_ptr<char[]> chunk;  // file bytes read, [chunk_pos, chunk_len) not yet written
-  size_t chunk_pos = 0;
-  size_t chunk_len = 0;
+  std::string out;          // response head (and small bodies) still to write
+  io::FileDescriptor file;  // GET: the file being sent
   uint64_t file_offset = 0;
   uint64_t file_size = 0;
   std::unique_ptr<HttpUpload> upload;  // PUT: the body on its way to the file
@@ -350,10 +349,10 @@ void HttpFileServer::service(stack::SocketId id, Connection& c, Instant now) {
   }
 }
 
-// The head (or a small body) from c.out, then the file in chunks read
-// straight into a reused buffer, as much as the send buffer takes; once all
-// of it is queued, our FIN follows and the connection lingers. False when
-// the connection is gone.
+// The head (or a small body) from c.out, then the file read straight into
+// the send buffer (Host::write_region: one copy, no buffer of ours), as much
+// as it takes; once all of it is queued, our FIN follows and the connection
+// lingers. False when the connection is gone.
 bool HttpFileServer::write_response(stack::SocketId id, Connection& c, Instant now) {
   while (!c.out.empty()) {
     const size_t n = host_.write(id, c.out, now);
@@ -364,46 +363,32 @@ bool HttpFileServer::write_response(stack::SocketId id, Connection& c, Instant n
     c.out.erase(0, n);
     c.last_progress = now;
   }
-  for (;;) {
-    if (c.chunk_pos == c.chunk_len && c.file && c.file_offset < c.file_size) {
-      const auto info = host_.info(id);
-      const uint64_t room = info ? info->writable_bytes : 0;
-      if (room == 0) {
-        return true;
-      }
-      if (!c.chunk) {
-        c.chunk = std::make_unique<char[]>(kChunkBytes);
-      }
-      const auto want =
-          static_cast<size_t>(std::min<uint64_t>({room, kChunkBytes, c.file_size - c.file_offset}));
-      const ssize_t n =
-          ::pread(c.file.get(), c.chunk.get(), want, static_cast<off_t>(c.file_offset));
-      if (n <= 0) {
-        reset(id, now);  // the file shrank or failed: the response cannot be finished
-        return false;
-      }
-      c.chunk_pos = 0;
-      c.chunk_len = static_cast<size_t>(n);
-      c.file_offset += static_cast<uint64_t>(n);
+  while (c.file && c.file_offset < c.file_size) {
+    const stream::WriteRegion r = host_.write_region(
+        id, static_cast<size_t>(std::min<uint64_t>(kChunkBytes, c.file_size - c.file_offset)));
+    if (r.size() == 0) {
+      return true;  // send buffer full: continue on Writable
     }
-    if (c.chunk_pos == c.chunk_len) {
-      break;
+    iovec iov[2] = {{r.first, static_cast<size_t>(r.first_size)},
+                    {r.second, static_cast<size_t>(r.second_size)}};
+    const ssize_t n =
+        ::preadv(c.file.get(), iov, r.second_size > 0 ? 2 : 1, static_cast<off_t>(c.file_offset));
+    if (n <= 0) {
+      // The file shrank or failed: the response cannot be finished.
+      ++stats_.file_read_errors;
+      spdlog::warn("http: cannot read {} at {} of {}: {}", c.parser.target(), c.file_offset,
+                   c.file_size, n == 0 ? "end of file" : std::strerror(errno));
+      reset(id, now);
+      return false;
     }
-    const size_t n = host_.write(
-        id, std::string_view(c.chunk.get() + c.chunk_pos, c.chunk_len - c.chunk_pos), now);
-    stats_.bytes_out += n;
-    c.chunk_pos += n;
-    if (n > 0) {
-      c.last_progress = now;
-    }
-    if (c.chunk_pos < c.chunk_len) {
-      return true;  // continue on Writable
-    }
+    host_.commit_write(id, static_cast<size_t>(n), now);
+    stats_.bytes_out += static_cast<uint64_t>(n);
+    c.file_offset += static_cast<uint64_t>(n);
+    c.last_progress = now;
   }
   // All queued. Closing now with unread input would reset the connection and
   // throw the queued response away: shut down writing instead and linger.
   c.file.reset();
-  c.chunk.reset();
   c.phase = Connection::Phase::Linger;
   c.linger_since = now;
   ++stats_.lingering_closes;

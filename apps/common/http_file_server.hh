@@ -64,6 +64,7 @@ struct HttpFileServerStats {
   uint64_t evicted = 0;            // reset at max_connections while waiting for a request head
   uint64_t lingering_closes = 0;   // closes that waited for the peer after the response
   uint64_t linger_timeouts = 0;    // of those, the peer did not finish in time
+  uint64_t file_read_errors = 0;   // reset: a GET's file failed or shrank mid-response
   uint64_t bytes_in = 0;
   uint64_t bytes_out = 0;
 };

@@ -339,8 +339,8 @@ int run(int argc, char** argv) {
     std::printf(
         "tt-serve: http: %llu requests, %llu uploads, %llu not found, %llu bad requests, %llu PUTs "
         "refused (no --allow-put), %llu uploads too large, %llu upload failures; reset %llu at the "
-        "header timeout, %llu idle, %llu evicted at --max-connections; %llu lingering closes "
-        "(%llu timed out)\n",
+        "header timeout, %llu idle, %llu evicted at --max-connections, %llu as the file failed or "
+        "shrank; %llu lingering closes (%llu timed out)\n",
         static_cast<unsigned long long>(h.requests), static_cast<unsigned long long>(h.uploads),
         static_cast<unsigned long long>(h.not_found),
         static_cast<unsigned long long>(h.bad_requests),
@@ -350,6 +350,7 @@ int run(int argc, char** argv) {
         static_cast<unsigned long long>(h.header_timeouts),
         static_cast<unsigned long long>(h.idle_timeouts),
         static_cast<unsigned long long>(h.evicted),
+        static_cast<unsigned long long>(h.file_read_errors),
         static_cast<unsigned long long>(h.lingering_closes),
         static_cast<unsigned long long>(h.linger_timeouts));
   }

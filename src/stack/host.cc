@@ -479,6 +479,27 @@ size_t Host::write(SocketId id, std::string_view data, Instant now) {
   return n;
 }
 
+stream::WriteRegion Host::write_region(SocketId id, size_t max) {
+  Socket* s = find_open(id);
+  if (s == nullptr || !s->conn || s->app_closed) {
+    return {};
+  }
+  return s->conn->outbound().write_region(std::min<uint64_t>(s->conn->writable_bytes(), max));
+}
+
+size_t Host::commit_write(SocketId id, size_t n, Instant now) {
+  now = advance(now);
+  Socket* s = find_open(id);
+  if (s == nullptr || !s->conn || s->app_closed || !s->conn->outbound().commit_region(n)) {
+    return 0;
+  }
+  s->seen_writable = s->conn->writable_bytes();
+  s->conn->tick(now);
+  after_activity(id, now);
+  events_.dispatch();
+  return n;
+}
+
 void Host::shutdown_write(SocketId id, Instant now) {
   now = advance(now);
   Socket* s = find_open(id);

@@ -106,6 +106,14 @@ class Host {
   // Takes as much of `data` as TcpConnection::writable_bytes() allows (the
   // free send buffer, or less with send buffer autotuning); returns the count.
   size_t write(SocketId id, std::string_view data, Instant now);
+  // Zero-copy write: the free send buffer to fill in place, up to `max` bytes
+  // and what write() would take now (one span, or two at the ring's wrap
+  // point; empty when write() would take nothing). Valid until the next call
+  // into the Host; commit_write() then queues the first `n` bytes of it as
+  // write() would have, and returns n, or 0 (nothing queued) when n exceeds
+  // the region or something came in between.
+  stream::WriteRegion write_region(SocketId id, size_t max);
+  size_t commit_write(SocketId id, size_t n, Instant now);
   void shutdown_write(SocketId id, Instant now);
   // Graceful close: our FIN follows the data written; the socket id is
   // released at once and the connection lingers (TIME-WAIT) on its own. With

@@ -51,6 +51,7 @@ void ByteStream::copy_in(uint64_t offset, std::string_view data) {
 }
 
 uint64_t ByteStream::push(std::string_view data) {
+  region_ = 0;
   if (closed_ || error_) {
     return 0;
   }
@@ -65,6 +66,7 @@ uint64_t ByteStream::push(std::string_view data) {
 }
 
 void ByteStream::write_ahead(uint64_t offset, std::string_view data) {
+  region_ = 0;
   TINYTCP_DCHECK(offset + data.size() <= available_capacity());
   reserve(size_ + std::max<uint64_t>(offset + data.size(), ahead_));
   copy_in(offset, data);
@@ -74,6 +76,7 @@ void ByteStream::write_ahead(uint64_t offset, std::string_view data) {
 }
 
 void ByteStream::commit(uint64_t n) {
+  region_ = 0;
   TINYTCP_DCHECK(n <= available_capacity());
   if (closed_ || error_) {
     return;
@@ -84,11 +87,48 @@ void ByteStream::commit(uint64_t n) {
   ahead_ = ahead_ > n ? ahead_ - n : 0;
 }
 
+WriteRegion ByteStream::write_region(uint64_t max) {
+  region_ = 0;
+  if (closed_ || error_ || ahead_ > 0) {
+    return {};
+  }
+  const uint64_t n = std::min(max, capacity_ - size_);
+  if (n == 0) {
+    return {};
+  }
+  reserve(size_ + n);
+  uint64_t at = head_ + size_;
+  if (at >= ring_) {
+    at -= ring_;
+  }
+  WriteRegion r;
+  r.first = buffer_.get() + at;
+  r.first_size = std::min(n, ring_ - at);
+  if (r.first_size < n) {
+    r.second = buffer_.get();
+    r.second_size = n - r.first_size;
+  }
+  region_ = n;
+  return r;
+}
+
+bool ByteStream::commit_region(uint64_t n) {
+  if (n > region_) {
+    return false;
+  }
+  region_ = 0;
+  size_ += n;
+  bytes_pushed_ += n;
+  return true;
+}
+
 void ByteStream::close() {
+  region_ = 0;
   closed_ = true;
 }
 
 void ByteStream::set_error() {
+  region_ = 0;
   error_ = true;
 }
 

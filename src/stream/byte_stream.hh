@@ -19,6 +19,11 @@
 // write end directly in the ring at their final position (`write_ahead`) and
 // makes them readable with `commit`, so no byte is copied twice.
 //
+// Zero-copy writes: `write_region(max)` shows the free room past the write
+// end (one span, or two at the wrap point) for the writer to fill in place
+// (e.g. pread() a file straight into the send buffer), and `commit_region(n)`
+// makes the first n bytes of it readable, as push() would have.
+//
 // A stream that empties while nothing waits ahead of the write end starts
 // again at the front of the ring. A reader that keeps up then works in the
 // first few hundred KiB of a multi-MiB ring, which stay cached and mapped,
@@ -30,6 +35,16 @@
 #include <string_view>
 
 namespace tinytcp::stream {
+
+// Free room of a ByteStream to write in place: `first`, then (at the wrap
+// point) `second`; bytes fill `first` before `second`.
+struct WriteRegion {
+  char* first = nullptr;
+  uint64_t first_size = 0;
+  char* second = nullptr;
+  uint64_t second_size = 0;
+  uint64_t size() const { return first_size + second_size; }
+};
 
 class ByteStream {
  public:
@@ -54,6 +69,17 @@ class ByteStream {
   // Makes the next `n` bytes past the write end (already placed by
   // write_ahead) readable. Requires n <= available_capacity().
   void commit(uint64_t n);
+
+  // Zero-copy writer side. The free room past the write end, up to `max`
+  // bytes and available_capacity(): empty on a closed or errored stream, or
+  // while bytes wait ahead of the write end (write_ahead). Grows the ring as
+  // push() would, so it may move buffered bytes, never the ones peek() shows.
+  // Valid until the next call that writes or pops.
+  WriteRegion write_region(uint64_t max);
+  // Makes the first `n` bytes of the last write_region() readable. Refused
+  // (false, nothing changes) when n exceeds that region or a write or pop
+  // came in between; commit_region(0) is a no-op that succeeds.
+  bool commit_region(uint64_t n);
 
   // Reader side.
   // A contiguous view of the next buffered bytes: all of them, or at the wrap
@@ -83,6 +109,7 @@ class ByteStream {
   }
   // Removes up to `n` buffered bytes (fewer if fewer are buffered).
   void pop(uint64_t n) {
+    region_ = 0;  // pop may restart the ring at the front
     if (n > size_) {
       n = size_;
     }
@@ -121,6 +148,9 @@ class ByteStream {
   uint64_t ahead_ = 0;
   uint64_t bytes_pushed_ = 0;
   uint64_t bytes_popped_ = 0;
+  // Size of the last write_region(), until a write or pop: what
+  // commit_region() may make readable.
+  uint64_t region_ = 0;
   bool closed_ = false;
   bool error_ = false;
 };

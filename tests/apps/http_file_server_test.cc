@@ -407,5 +407,44 @@ TEST_F(HttpFileServerTest, ErrorWhileTheBodyArrivesIsDeliveredThenLingerEnds) {
   EXPECT_EQ(server_->stats().linger_timeouts, 1u);
 }
 
+// The file goes straight into the send buffer (Host::write_region), in
+// pieces that wrap its ring: every byte arrives, in order, then the FIN.
+TEST_F(HttpFileServerTest, GetOfAFileLargerThanTheSendBufferArrivesWhole) {
+  std::string data(1'000'003, '\0');
+  for (size_t i = 0; i < data.size(); ++i) {
+    data[i] = static_cast<char>((i * 2654435761u) >> 13);
+  }
+  spit(root_ / "www" / "big.bin", data);
+  start();
+  const Reply r = request("GET /big.bin HTTP/1.1\r\nHost: x\r\n\r\n");
+  EXPECT_EQ(r.status(), 200);
+  EXPECT_TRUE(r.eof);
+  EXPECT_FALSE(r.reset);
+  EXPECT_TRUE(r.body() == data);
+  EXPECT_EQ(server_->stats().file_read_errors, 0u);
+}
+
+// A file that shrinks while it is sent cannot give the length promised: the
+// connection is reset once, counted, and the server forgets it.
+TEST_F(HttpFileServerTest, FileThatShrinksMidResponseResetsTheConnectionOnce) {
+  spit(root_ / "www" / "shrinks.bin", std::string(1 << 20, 'x'));
+  start();
+  const SocketId c = open();
+  send_all(c, "GET /shrinks.bin HTTP/1.1\r\nHost: x\r\n\r\n");
+  Reply r;
+  ASSERT_TRUE(run([&] {
+    r.text += read_all(b_, c);
+    return r.text.size() > 100'000;
+  }));
+  ASSERT_EQ(::truncate((root_ / "www" / "shrinks.bin").c_str(), 200'000), 0);
+  receive(c, r);
+  EXPECT_TRUE(r.reset);
+  EXPECT_FALSE(r.eof);
+  EXPECT_LE(r.body().size(), 200'000u);
+  EXPECT_EQ(server_->stats().file_read_errors, 1u);
+  EXPECT_EQ(server_->connection_count(), 0u);
+  b_.close(c, now_);
+}
+
 }  // namespace
 }  // namespace tinytcp::apps
