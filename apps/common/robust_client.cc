@@ -275,7 +275,9 @@ class RobustClient : public StreamClient {
     auto c = std::make_shared<ClientSession>(core_->config());
     c->last_active = io::monotonic_now();
     core_->add(c);
-    core_->drive(*c, io::monotonic_now());
+    // Not driven yet: the relay's first step hands the program's first bytes
+    // to the session before the carrier is connected, so they go in the
+    // HELLO's write (docs/session.md, "Per-connection cost").
     return std::make_unique<ClientSessionEnd>(core_, std::move(c));
   }
   void wait(Duration max_wait) override {

@@ -49,6 +49,9 @@ class ServerCore {
       ++carriers_accepted_;
       acceptor_.on_carrier_accepted(id, now);
     }
+    // Timers first: what they let go (a held WELCOME, a heartbeat) is
+    // written by the steps below, not a wait later.
+    acceptor_.tick(now);
     bool progress = false;
     for (auto it = carrier_ends_.begin(); it != carrier_ends_.end();) {
       const CarrierId id = it->first;
@@ -57,7 +60,6 @@ class ServerCore {
         progress = step_carrier(id, now) || progress;
       }
     }
-    acceptor_.tick(now);
     handle_events(now);
     return progress;
   }

@@ -105,6 +105,9 @@ apps::TunnelOptions finish(const CommonFlags& f) {
         std::chrono::duration_cast<Duration>(std::chrono::duration<double>(f.give_up));
   }
   t.session.max_sessions = f.max_connections;
+  // The WELCOME waits for the target's first reply bytes (a short
+  // request/response: one write and one wake-up of the client less).
+  t.session.welcome_hold = std::chrono::milliseconds(2);
   options.max_connections = f.max_connections;
   return options;
 }

@@ -89,6 +89,13 @@ bool PlainRelay::step_app(RelayStatus& status) {
   return true;
 }
 
+void PlainRelay::shut_carrier_if_done() {
+  if (app_eof_ && to_carrier_.size() == 0 && !carrier_shut_) {
+    carrier_->shutdown_write();
+    carrier_shut_ = true;
+  }
+}
+
 RelayStatus PlainRelay::step() {
   RelayStatus status;
   if (done_) {
@@ -98,6 +105,9 @@ RelayStatus PlainRelay::step() {
   if (!step_app(status)) {
     return status;
   }
+  // The program's EOF before the carrier writes: a robust carrier's FIN then
+  // goes in the same write as the data before it.
+  shut_carrier_if_done();
   const StepOutcome c = carrier_->step(PumpIo{
       [this] { return to_carrier_.view(); },
       [this](size_t n) {
@@ -125,10 +135,7 @@ RelayStatus PlainRelay::step() {
       !step_app(status)) {
     return status;
   }
-  if (app_eof_ && to_carrier_.size() == 0 && !carrier_shut_) {
-    carrier_->shutdown_write();
-    carrier_shut_ = true;
-  }
+  shut_carrier_if_done();
   if (carrier_eof_ && to_app_.size() == 0 && !app_shut_) {
     app_.stream->shutdown_write();
     app_shut_ = true;

@@ -59,6 +59,8 @@ class PlainRelay {
  private:
   // One pass over the program's socket; false when it broke (failed).
   bool step_app(RelayStatus& status);
+  // The program closed and everything of it went to the carrier: half-close it.
+  void shut_carrier_if_done();
   void fail(RelayStatus& status, std::string why, StreamEnd::AbortCause cause);
 
   AppSockets& sockets_;

@@ -78,6 +78,7 @@ void Session::end_aborted(std::string error) {
   SPDLOG_DEBUG("session {}", error);
   state_ = State::Aborted;
   error_ = std::move(error);
+  hold_until_.reset();  // the ABORT (if any) goes now
 }
 
 void Session::consume(size_t n) {
@@ -158,6 +159,7 @@ void Session::reset_carrier(ControlAuth&& auth, Instant now) {
   fin_ack_told_ = false;
   ack_request_outstanding_ = false;
   disconnected_since_.reset();
+  hold_until_.reset();
   ++stats_.carriers_attached;
 }
 
@@ -262,6 +264,9 @@ void Session::tick(Instant now) {
   if (ended()) {
     return;
   }
+  if (hold_until_ && now_ >= *hold_until_) {
+    hold_until_.reset();
+  }
   if (carrier_usable() && now_ - last_received_ >= config_.carrier_timeout) {
     drop_carrier(SessionDrop::CarrierTimeout);
   }
@@ -283,6 +288,9 @@ std::optional<Instant> Session::next_deadline() const {
   }
   std::optional<Instant> at;
   const auto earliest = [&at](Instant t) { at = at ? std::min(*at, t) : t; };
+  if (hold_until_) {
+    earliest(*hold_until_);
+  }
   if (carrier_usable()) {
     earliest(last_received_ + config_.carrier_timeout);
     if (flowing() && pending_output() == 0) {
@@ -306,6 +314,7 @@ void Session::fail(std::string error) {
   SPDLOG_DEBUG("session failed: {}", error);
   state_ = State::Failed;
   error_ = std::move(error);
+  hold_until_.reset();
   out_.clear();
   carrier_failed_ = true;
 }
@@ -368,6 +377,14 @@ void Session::pump() {
   } else if (receiver_.ack_due(config_.ack_interval)) {
     send_ack(0);
   }
+  release_hold();
+}
+
+void Session::release_hold() {
+  if (hold_until_ && (out_.size() > welcome_bytes_ || receiver_.position() >= kInitialLimit / 2 ||
+                      !carrier_usable() || ended())) {
+    hold_until_.reset();
+  }
 }
 
 void Session::check_finished() {
@@ -388,6 +405,10 @@ void Session::accept_hello(ControlAuth&& auth, const HelloMessage& hello, Instan
   WelcomeMessage welcome{server_nonce_, receiver_.limit()};
   send_control(FrameType::Welcome, encode(welcome));
   receiver_.acked();  // the WELCOME told the limit
+  if (config_.welcome_hold > Duration::zero()) {
+    hold_until_ = now_ + config_.welcome_hold;
+    welcome_bytes_ = out_.size();
+  }
   auth_.set_server_nonce(server_nonce_);
   sender_.raise_limit(hello.limit);
   state_ = State::Open;

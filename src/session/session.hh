@@ -90,10 +90,13 @@ class Session {
   // What goes on the carrier next, one contiguous piece at a time (a DATA
   // frame's header and its body are two: the body is sent from the replay
   // buffer, not copied); empty when nothing waits.
-  std::string_view carrier_output() const { return out_.front(sender_); }
+  // Empty too while a server holds its WELCOME (SessionConfig::welcome_hold).
+  std::string_view carrier_output() const {
+    return hold_until_ ? std::string_view() : out_.front(sender_);
+  }
   // Up to `max` pieces of the output in order (for one gather write).
   size_t carrier_output_pieces(std::string_view* pieces, size_t max) const {
-    return out_.pieces(sender_, pieces, max);
+    return hold_until_ ? 0 : out_.pieces(sender_, pieces, max);
   }
   void consume_carrier_output(size_t n);
   void on_carrier_input(std::string_view bytes, Instant now);
@@ -165,6 +168,8 @@ class Session {
   void send_control(FrameType type, std::string_view body);
   void send_ack(uint8_t flags);
   void pump();
+  // Server: lets a held WELCOME go once there is more to send with it.
+  void release_hold();
   void check_finished();
   bool on_frame(const FrameView& frame);
   bool on_control(FrameType type, std::string_view body);
@@ -201,6 +206,9 @@ class Session {
   std::string server_nonce_;
   Instant last_received_;
   Instant last_sent_;
+  // Server: the WELCOME waits for reply bytes until then (welcome_hold).
+  std::optional<Instant> hold_until_;
+  size_t welcome_bytes_ = 0;
 
   // Sending direction.
   SessionSender sender_;

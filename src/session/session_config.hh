@@ -35,6 +35,12 @@ struct SessionConfig {
   Duration backoff_max = std::chrono::milliseconds(500);
   // Disconnected this long: the session fails ("gave up"). nullopt: never.
   std::optional<Duration> give_up;
+  // Server: the WELCOME waits up to this long for the first reply bytes (or
+  // the server's FIN), so that it goes in their write: one carrier write and
+  // one wake-up of the client less per short connection. Released at once
+  // when anything else is queued or the client has sent half kInitialLimit
+  // (it may be waiting for our limit). 0: never held.
+  Duration welcome_hold = Duration::zero();
   // Pre-shared key: handshakes and every control frame authenticated.
   std::optional<std::string> psk;
   // Source of ids, secrets, nonces and jitter; tests pass a seeded one.

@@ -337,5 +337,57 @@ TEST_F(SessionOpenTest, AnotherVersionsHelloIsRefusedPlainly) {
             frame(FrameType::Refuse, std::string(1, static_cast<char>(RefuseReason::BadVersion))));
 }
 
+TEST(SessionWelcomeHoldTest, TheWelcomeWaitsForTheReplyAndGoesInItsWrite) {
+  SessionConfig server_config = small_config(2);
+  server_config.welcome_hold = 2ms;
+  SessionPair pair(small_config(1), server_config);
+  pair.client.write("request");
+  pair.connect();
+  pair.shuttle();
+  Session& s = *pair.server_session();
+  EXPECT_EQ(read_all(s), "request");
+  EXPECT_TRUE(pair.server.carrier_output(pair.carrier).empty());  // held
+  EXPECT_EQ(pair.client.state(), Session::State::Opening);
+  EXPECT_EQ(pair.server.next_deadline().value(), pair.now + 2ms);
+  s.write("reply");
+  std::string_view pieces[8];
+  std::string all;
+  const size_t n = pair.server.carrier_output_pieces(pair.carrier, pieces, 8);
+  for (size_t i = 0; i < n; ++i) {
+    all += pieces[i];
+  }
+  EXPECT_EQ(frame_types(all), (std::vector<FrameType>{FrameType::Welcome, FrameType::Data}));
+  pair.shuttle();
+  EXPECT_EQ(pair.client.state(), Session::State::Open);
+  EXPECT_EQ(read_all(pair.client), "reply");
+}
+
+TEST(SessionWelcomeHoldTest, AHeldWelcomeGoesAloneWhenTheHoldEnds) {
+  SessionConfig server_config = small_config(2);
+  server_config.welcome_hold = 2ms;
+  SessionPair pair(small_config(1), server_config);
+  pair.connect();
+  pair.shuttle();
+  EXPECT_EQ(pair.client.state(), Session::State::Opening);
+  pair.advance(1ms);
+  pair.shuttle();
+  EXPECT_EQ(pair.client.state(), Session::State::Opening);
+  pair.advance(1ms);
+  pair.shuttle();
+  EXPECT_EQ(pair.client.state(), Session::State::Open);
+}
+
+TEST(SessionWelcomeHoldTest, AClientWaitingForTheLimitGetsTheWelcomeAtOnce) {
+  SessionConfig server_config = small_config(2);
+  server_config.welcome_hold = 1s;
+  SessionPair pair(small_config(1), server_config);
+  const std::string upload(kInitialLimit, 'u');
+  EXPECT_EQ(pair.client.write(upload), upload.size());
+  pair.connect();
+  pair.shuttle();
+  EXPECT_EQ(pair.client.state(), Session::State::Open);  // no second waited
+  EXPECT_EQ(read_all(*pair.server_session()), upload);
+}
+
 }  // namespace
 }  // namespace tinytcp::session
